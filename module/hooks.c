@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The module's side of the kernel's MFR hooks (include/linux/mfr.h).
+ */
+#include <linux/mfr.h>
+#include <linux/module.h>
+
+#include "hooks.h"
+
+/*
+ * The tests build a deliberately mismatched module with
+ * MFR_FAKE_API_VERSION to check that it is refused.
+ */
+#ifdef MFR_FAKE_API_VERSION
+#define MFR_BUILT_API_VERSION MFR_FAKE_API_VERSION
+#else
+#define MFR_BUILT_API_VERSION MFR_HOOKS_API_VERSION
+#endif
+
+static const struct mfr_ops mfr_policy_ops = {
+	.api_version = MFR_BUILT_API_VERSION,
+	.owner = THIS_MODULE,
+};
+
+int mfr_hooks_register(void)
+{
+	unsigned int kernel_api = mfr_hooks_api_version();
+
+	if (kernel_api != MFR_BUILT_API_VERSION) {
+		pr_err("kernel provides MFR hook API %u, module built for %u: rebuild mfr.ko against this kernel's headers\n",
+		       kernel_api, MFR_BUILT_API_VERSION);
+		return -ENOEXEC;
+	}
+	return mfr_register_ops(&mfr_policy_ops);
+}
+
+void mfr_hooks_unregister(void)
+{
+	mfr_unregister_ops(&mfr_policy_ops);
+}

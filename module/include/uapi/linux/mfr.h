@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/* Do not edit directly, auto-generated from: */
+/*	module/mfr.yaml */
+/* YNL-GEN uapi header */
+
+#ifndef _UAPI_LINUX_MFR_H
+#define _UAPI_LINUX_MFR_H
+
+#define MFR_FAMILY_NAME		"mfr"
+#define MFR_FAMILY_VERSION	1
+
+enum {
+	MFR_A_STATUS_HOOKS_API_VERSION = 1,
+	MFR_A_STATUS_MODULE_VERSION,
+	MFR_A_STATUS_MEMFDS_KEPT,
+	MFR_A_STATUS_RAW_PAGES_KEPT,
+	MFR_A_STATUS_FOLIOS_PENDING,
+	MFR_A_STATUS_FOLIOS_OFFLINED,
+	MFR_A_STATUS_RAW_PAGES_ISOLATED,
+	MFR_A_STATUS_HEALTHY_PAGES_RETURNED,
+
+	__MFR_A_STATUS_MAX,
+	MFR_A_STATUS_MAX = (__MFR_A_STATUS_MAX - 1)
+};
+
+enum {
+	MFR_CMD_STATUS_GET = 1,
+
+	__MFR_CMD_MAX,
+	MFR_CMD_MAX = (__MFR_CMD_MAX - 1)
+};
+
+#define MFR_MCGRP_EVENTS	"events"
+
+#endif /* _UAPI_LINUX_MFR_H */

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mfr: per-memfd memory-failure recovery policy for HugeTLB memory.
+ *
+ * Module init and exit only; each concern lives in its own file.
+ */
+#include <linux/module.h>
+
+#include <uapi/linux/mfr.h>
+
+#include "hooks.h"
+#include "netlink.h"
+#include "version.h"
+
+static int __init mfr_init(void)
+{
+	int err;
+
+	err = mfr_hooks_register();
+	if (err)
+		return err;
+
+	err = mfr_netlink_init();
+	if (err)
+		goto err_hooks;
+
+	pr_info("version %s loaded\n", MFR_VERSION);
+	return 0;
+
+err_hooks:
+	mfr_hooks_unregister();
+	return err;
+}
+
+static void __exit mfr_exit(void)
+{
+	mfr_netlink_exit();
+	mfr_hooks_unregister();
+}
+
+module_init(mfr_init);
+module_exit(mfr_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Per-memfd memory-failure recovery policy for HugeTLB memory");
+MODULE_AUTHOR("The mfr developers");
+MODULE_VERSION(MFR_VERSION);
+MODULE_ALIAS_GENL_FAMILY(MFR_FAMILY_NAME);

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Do not edit directly, auto-generated from: */
+/*	module/mfr.yaml */
+/* YNL-GEN kernel header */
+
+#ifndef _LINUX_MFR_GEN_H
+#define _LINUX_MFR_GEN_H
+
+#include <net/netlink.h>
+#include <net/genetlink.h>
+
+#include <uapi/linux/mfr.h>
+
+int mfr_nl_status_get_doit(struct sk_buff *skb, struct genl_info *info);
+
+enum {
+	MFR_NLGRP_EVENTS,
+};
+
+extern struct genl_family mfr_nl_family;
+
+#endif /* _LINUX_MFR_GEN_H */

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Build the patched 6.12 kernel into $MFR_CACHE/kernel/<flavor>-<key>/:
+# unpack Debian's linux-source-6.12, apply kernel-hooks/series, configure
+# from kernel-hooks/<flavor>.config on top of allnoconfig, build with ccache.
+# Prints the build directory (the O= tree, usable as KDIR) on stdout.
+#
+#   --prepare-only   unpack and patch, do not configure or build
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+prepare_only=
+[ "${1:-}" = --prepare-only ] && prepare_only=1
+
+[ -r "$LINUX_SOURCE_TARBALL" ] ||
+	die "$LINUX_SOURCE_TARBALL missing: apt-get install linux-source-6.12 (or run 'make deps')"
+[ -f "$MFR_SERIES_DIR/$KERNEL_FLAVOR.config" ] ||
+	die "no config fragment $MFR_SERIES_DIR/$KERNEL_FLAVOR.config"
+
+dir=$(kernel_dir)
+src=$dir/linux
+obj=$dir/obj
+mkdir -p "$dir"
+exec 9>"$dir/.lock"
+flock 9
+
+if [ -f "$dir/.built" ] && [ -z "$prepare_only" ]; then
+	echo "$obj"
+	exit 0
+fi
+
+base=$(sed -n 's/^Debian package linux-source-6.12 \([^ ]*\).*/\1/p' "$MFR_SERIES_DIR/BASE")
+have=$(linux_source_version)
+[ "$base" = "$have" ] ||
+	echo "warning: series made against linux-source-6.12 $base, building on $have" >&2
+
+if [ ! -f "$dir/.patched" ]; then
+	rm -rf "$src" "$obj"
+	mkdir -p "$src"
+	echo "unpacking $LINUX_SOURCE_TARBALL ($have)" >&2
+	tar -xf "$LINUX_SOURCE_TARBALL" -C "$src" --strip-components=1
+	while read -r p; do
+		[ -f "$MFR_SERIES_DIR/$p" ] || die "series names $p, which does not exist"
+		# No fuzz: a patch that only applies loosely is treated as broken.
+		if ! out=$(patch -d "$src" -p1 --batch --forward --fuzz=0 \
+			--no-backup-if-mismatch -r - <"$MFR_SERIES_DIR/$p" 2>&1); then
+			echo "$out" >&2
+			die "${MFR_SERIES_DIR#"$MFR_ROOT"/}/$p does not apply to linux-source-6.12 $have"
+		fi
+		echo "applied $p" >&2
+	done < <(series_patches)
+	touch "$dir/.patched"
+fi
+if [ -n "$prepare_only" ]; then
+	echo "$src"
+	exit 0
+fi
+
+frag=$MFR_SERIES_DIR/$KERNEL_FLAVOR.config
+mkdir -p "$obj"
+make -s -C "$src" O="$obj" ARCH=x86_64 KCONFIG_ALLCONFIG="$frag" allnoconfig >&2
+# Kconfig silently drops symbols whose dependencies are not met.
+missing=0
+while IFS= read -r line; do
+	case "$line" in
+	CONFIG_*=n) want="# ${line%=n} is not set" ;;
+	CONFIG_*) want=$line ;;
+	*) continue ;;
+	esac
+	if ! grep -qxF -- "$want" "$obj/.config"; then
+		echo "config: '$line' did not survive Kconfig" >&2
+		missing=1
+	fi
+done <"$frag"
+[ "$missing" = 0 ] || die "config fragment $frag does not apply cleanly"
+
+export CCACHE_DIR=${CCACHE_DIR:-$MFR_CACHE/ccache}
+# Paths below $dir are rewritten relative, so a build under a new key
+# still hits the cache for every file the series did not change.
+export CCACHE_BASEDIR=$dir CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+export KBUILD_BUILD_TIMESTAMP="mfr" KBUILD_BUILD_USER=mfr KBUILD_BUILD_HOST=mfr
+jobs=$(($(nproc) + 1))
+echo "building $KERNEL_FLAVOR kernel in $obj (-j$jobs)" >&2
+make -C "$src" O="$obj" ARCH=x86_64 CC="ccache gcc" -j"$jobs" bzImage modules >&2
+touch "$dir/.built"
+
+# Keep the two newest builds of this flavor; older keys are dead weight.
+ls -1dt "$MFR_CACHE/kernel/$KERNEL_FLAVOR"-* 2>/dev/null | tail -n +3 |
+	while read -r old; do rm -rf "$old"; done
+echo "$obj"

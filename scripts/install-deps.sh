@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Install what building and testing mfr needs on Debian 12: Debian packages
+# (only the missing ones) and virtme-ng in a virtualenv under $MFR_CACHE.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+VIRTME_NG_VERSION=1.42
+packages=(
+	# kernel build
+	linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev
+	dwarves cpio rsync ccache patch xz-utils kmod
+	# VMs (virtme-ng builds its initramfs from busybox)
+	qemu-system-x86 busybox-static python3-venv
+	# YNL code generator and CLI
+	python3-yaml python3-jsonschema
+	# checkpatch.pl SPDX checks
+	python3-ply python3-git
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing+=("$p")
+done
+sudo=
+[ "$(id -u)" = 0 ] || sudo=sudo
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "installing: ${missing[*]}" >&2
+	$sudo apt-get update -q
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+if ! "$VNG" --version 2>/dev/null | grep -qF "$VIRTME_NG_VERSION"; then
+	echo "installing virtme-ng $VIRTME_NG_VERSION into $MFR_VENV" >&2
+	rm -rf "$MFR_VENV"
+	"$PYTHON" -m venv "$MFR_VENV"
+	"$MFR_VENV/bin/pip" install -q "virtme-ng==$VIRTME_NG_VERSION"
+fi

@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Shared settings for the build and VM scripts; sourced, never run.
+
+MFR_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+MFR_CACHE=${MFR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mfr}
+MFR_SERIES_DIR=${MFR_SERIES_DIR:-$MFR_ROOT/kernel-hooks}
+KERNEL_FLAVOR=${KERNEL_FLAVOR:-debug}
+LINUX_SOURCE_TARBALL=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+
+die() {
+	echo "error: $*" >&2
+	exit 1
+}
+
+# Patches of the series, in order (comments and blank lines skipped).
+series_patches() {
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$MFR_SERIES_DIR/series"
+}
+
+linux_source_version() {
+	dpkg-query -W -f '${Version}' linux-source-6.12 2>/dev/null || echo unknown
+}
+
+# The build directory is keyed by everything that changes the kernel: the
+# source package version, the series (names and content) and the config.
+kernel_key() {
+	{
+		linux_source_version
+		cat "$MFR_SERIES_DIR/series"
+		series_patches | while read -r p; do cat "$MFR_SERIES_DIR/$p"; done
+		cat "$MFR_SERIES_DIR/$KERNEL_FLAVOR.config"
+	} | sha256sum | cut -c1-16
+}
+
+kernel_dir() {
+	echo "$MFR_CACHE/kernel/$KERNEL_FLAVOR-$(kernel_key)"
+}
+
+# Userspace tools come from Debian (python3-yaml, python3-jsonschema) and a
+# virtualenv for virtme-ng, so a fresh Debian 12 machine needs nothing else.
+PYTHON=${PYTHON:-/usr/bin/python3}
+MFR_VENV=${MFR_VENV:-$MFR_CACHE/venv}
+VNG=${VNG:-$MFR_VENV/bin/vng}

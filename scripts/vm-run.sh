@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Boot the patched kernel under QEMU (TCG) with virtme-ng: the host root is
+# the guest root (read-only, 9p), the checkout is writable at the same path.
+# In the guest: load module/mfr.ko, run "$@" as root, collect the kernel log.
+# Exits with the command's status, or non-zero if the guest kernel log has a
+# BUG/WARNING/KASAN/lockdep/RCU-stall/hung-task report (printed).
+#
+# Environment:
+#   KDIR        kernel build directory (default: scripts/build-kernel.sh)
+#   VM_MEM      guest memory (2G)        VM_CPUS   vCPUs (2)
+#   VM_APPEND   extra kernel command line (hugepages=64: 64 x 2 MiB pages)
+#               1 GiB pages: VM_MEM=4G VM_APPEND="hugepagesz=1G hugepages=1
+#               hugepagesz=2M hugepages=64" (1G size first; >= 4G memory)
+#   VM_QEMU_OPTS extra QEMU options      VM_TIMEOUT seconds (1800)
+#   VM_NO_MODULE=1  do not load mfr.ko before the command
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[ $# -gt 0 ] || die "usage: vm-run.sh COMMAND..."
+KDIR=${KDIR:-$("$MFR_ROOT/scripts/build-kernel.sh")}
+VM_MEM=${VM_MEM:-2G}
+VM_CPUS=${VM_CPUS:-2}
+VM_APPEND=${VM_APPEND:-hugepages=64}
+VM_TIMEOUT=${VM_TIMEOUT:-1800}
+[ -x "$VNG" ] || die "virtme-ng not installed at $VNG: run 'make deps'"
+[ -f "$KDIR/arch/x86/boot/bzImage" ] || die "no kernel image in $KDIR"
+
+out=$(mktemp -d "$MFR_ROOT/build/vm/run.XXXXXX" 2>/dev/null) || {
+	mkdir -p "$MFR_ROOT/build/vm"
+	out=$(mktemp -d "$MFR_ROOT/build/vm/run.XXXXXX")
+}
+printf '%s\n' "$*" >"$out/cmd"
+printf '%s\n' "${VM_NO_MODULE:-0}" >"$out/no-module"
+
+# panic=-1 reboots on a panic; virtme's -no-reboot then ends QEMU, so a
+# crashed guest shows up as a missing exit status instead of a hang.
+set +e
+timeout --foreground -k 10 "$VM_TIMEOUT" "$VNG" --run "$KDIR" --disable-kvm \
+	--memory "$VM_MEM" --cpus "$VM_CPUS" \
+	--append "panic=-1 $VM_APPEND" \
+	${VM_QEMU_OPTS:+--qemu-opts "$VM_QEMU_OPTS"} \
+	--rwdir "$MFR_ROOT" --cwd "$PWD" \
+	--exec "$MFR_ROOT/scripts/vm-guest.sh $out" </dev/null
+vng_rc=$?
+set -e
+
+if [ ! -f "$out/rc" ]; then
+	echo "vm-run: the guest did not finish (vng exit $vng_rc; timeout ${VM_TIMEOUT}s)" >&2
+	[ -f "$out/dmesg" ] && tail -n 60 "$out/dmesg" >&2
+	exit 124
+fi
+rc=$(cat "$out/rc")
+if ! "$MFR_ROOT/scripts/check-kernel-log.sh" "$out/dmesg"; then
+	echo "vm-run: guest kernel log: $out/dmesg" >&2
+	[ "$rc" = 0 ] && rc=1
+else
+	rm -rf "$out"
+fi
+exit "$rc"

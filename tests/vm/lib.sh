@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Sourced by the VM tests (run as root inside the guest by vm/suite.sh).
+# MFR_ROOT and MFR_KSRC (linux-source tree for the YNL CLI) come from there.
+
+PYTHON=${PYTHON:-/usr/bin/python3}
+SPEC=$MFR_ROOT/module/mfr.yaml
+failures=0
+
+pass() { echo "ok - $*"; }
+fail() {
+	echo "not ok - $*"
+	failures=$((failures + 1))
+}
+# check DESCRIPTION COMMAND...: run COMMAND, record ok/not ok.
+check() {
+	local what=$1
+	shift
+	if "$@"; then pass "$what"; else fail "$what"; fi
+}
+finish() { [ "$failures" = 0 ]; }
+
+# The kernel's YNL CLI driving the family through module/mfr.yaml.
+ynl() {
+	"$PYTHON" "$MFR_KSRC/tools/net/ynl/cli.py" --spec "$SPEC" \
+		--schema "$MFR_KSRC/Documentation/netlink/genetlink.yaml" "$@"
+}
+
+# Value of one attribute of the status reply ("" if the call failed).
+status_attr() {
+	ynl --do status-get --output-json 2>/dev/null |
+		"$PYTHON" -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"
+}
+
+module_loaded() { [ -d /sys/module/mfr ]; }
