@@ -5,6 +5,7 @@
  * Module init and exit only; each concern lives in its own file.
  */
 #include <linux/module.h>
+#include <net/genetlink.h>
 
 #include <uapi/linux/mfr.h>
 

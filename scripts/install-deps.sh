@@ -13,6 +13,8 @@ packages=(
 	dwarves cpio rsync ccache patch xz-utils kmod
 	# VMs (virtme-ng builds its initramfs from busybox)
 	qemu-system-x86 busybox-static python3-venv
+	# virtme-ng-init finds its I/O ports through udev's /dev/virtio-ports links
+	udev
 	# YNL code generator and CLI
 	python3-yaml python3-jsonschema
 	# checkpatch.pl SPDX checks

@@ -7,6 +7,9 @@
 out=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
 export MFR_ROOT=$root PATH=$PATH:/usr/sbin:/sbin
+set -a
+. "$out/env"
+set +a
 
 rc=0
 if [ "$(cat "$out/no-module")" != 1 ]; then

@@ -33,6 +33,8 @@ out=$(mktemp -d "$MFR_ROOT/build/vm/run.XXXXXX" 2>/dev/null) || {
 }
 printf '%s\n' "$*" >"$out/cmd"
 printf '%s\n' "${VM_NO_MODULE:-0}" >"$out/no-module"
+# What the guest side needs to know about the host's build.
+printf 'MFR_KDIR=%q\nMFR_KSRC=%q\n' "$KDIR" "$(dirname "$KDIR")/linux" >"$out/env"
 
 # panic=-1 reboots on a panic; virtme's -no-reboot then ends QEMU, so a
 # crashed guest shows up as a missing exit status instead of a hang.

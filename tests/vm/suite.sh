@@ -13,10 +13,11 @@ tests=("$@")
 for t in "${tests[@]}"; do
 	name=vm/${t%.sh}
 	log=$(mktemp)
+	start=$SECONDS
 	if timeout 900 bash "./$t" >"$log" 2>&1; then
-		echo "PASS $name" | tee -a "$MFR_RESULTS"
+		echo "PASS $name $((SECONDS - start))s" | tee -a "$MFR_RESULTS"
 	else
-		echo "FAIL $name" | tee -a "$MFR_RESULTS"
+		echo "FAIL $name $((SECONDS - start))s" | tee -a "$MFR_RESULTS"
 		sed 's/^/    /' "$log" | tail -n 40
 	fi
 	rm -f "$log"
