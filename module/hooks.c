@@ -6,6 +6,8 @@
 #include <linux/module.h>
 
 #include "hooks.h"
+#include "offline.h"
+#include "policy.h"
 
 /*
  * The tests build a deliberately mismatched module with
@@ -20,6 +22,11 @@
 static const struct mfr_ops mfr_policy_ops = {
 	.api_version = MFR_BUILT_API_VERSION,
 	.owner = THIS_MODULE,
+	.memfd_created = mfr_policy_memfd_created,
+	.mapping_evicted = mfr_policy_mapping_evicted,
+	.page_poisoned = mfr_policy_page_poisoned,
+	.folio_released = mfr_offline_folio_released,
+	.folio_offlined = mfr_offline_folio_offlined,
 };
 
 int mfr_hooks_register(void)

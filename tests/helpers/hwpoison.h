@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Helpers shared by the hwpoison test programs: SIGBUS capture, page-frame
+ * lookup, poison injection (MADV_HWPOISON or hwpoison-inject) and
+ * /proc/kpageflags.  All of it needs root.
+ */
+#ifndef MFR_TEST_HWPOISON_H
+#define MFR_TEST_HWPOISON_H
+
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef MFD_HUGETLB
+#define MFD_HUGETLB 0x0004U
+#endif
+#ifndef MFD_MF_KEEP_UE_MAPPED
+#define MFD_MF_KEEP_UE_MAPPED 0x0020U	/* kernel-hooks/ uAPI */
+#endif
+#define MFD_HUGE_SHIFT 26
+
+#define KPF_BUDDY 10
+#define KPF_HWPOISON 19
+
+struct sigbus_record {
+	int got;
+	int code;
+	void *addr;
+	int lsb;
+};
+
+static __thread sigjmp_buf sigbus_env;
+static __thread struct sigbus_record sigbus_last;
+
+static void sigbus_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	sigbus_last.got = 1;
+	sigbus_last.code = si->si_code;
+	sigbus_last.addr = si->si_addr;
+	sigbus_last.lsb = si->si_addr_lsb;
+	siglongjmp(sigbus_env, 1);
+}
+
+static inline void sigbus_install(void)
+{
+	struct sigaction sa = { .sa_sigaction = sigbus_handler,
+				.sa_flags = SA_SIGINFO | SA_NODEFER };
+
+	sigaction(SIGBUS, &sa, NULL);
+}
+
+/* Run fn(arg) in this thread; returns the SIGBUS it raised, if any. */
+#define SIGBUS_TRY(rec, stmt)						\
+	do {								\
+		sigbus_last.got = 0;					\
+		if (!sigsetjmp(sigbus_env, 1)) {			\
+			stmt;						\
+		}							\
+		(rec) = sigbus_last;					\
+	} while (0)
+
+static inline uint64_t pfn_of(void *addr)
+{
+	uint64_t ent = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0 || pread(fd, &ent, 8, (uintptr_t)addr / 4096 * 8) != 8) {
+		perror("/proc/self/pagemap");
+		exit(2);
+	}
+	close(fd);
+	if (!(ent & (1ULL << 63))) {
+		fprintf(stderr, "%p not present\n", addr);
+		exit(2);
+	}
+	return ent & ((1ULL << 55) - 1);
+}
+
+static inline uint64_t kpageflags(uint64_t pfn)
+{
+	uint64_t flags = 0;
+	int fd = open("/proc/kpageflags", O_RDONLY);
+
+	if (fd < 0 || pread(fd, &flags, 8, pfn * 8) != 8) {
+		perror("/proc/kpageflags");
+		exit(2);
+	}
+	close(fd);
+	return flags;
+}
+
+/* hwpoison-inject: the path real asynchronous errors take (no AR). */
+static inline void corrupt_pfn(uint64_t pfn)
+{
+	char buf[32];
+	int fd = open("/sys/kernel/debug/hwpoison/corrupt-pfn", O_WRONLY);
+	int n = snprintf(buf, sizeof(buf), "%#llx\n", (unsigned long long)pfn);
+
+	if (fd < 0) {
+		perror("corrupt-pfn (modprobe hwpoison_inject?)");
+		exit(2);
+	}
+	if (write(fd, buf, n) != n)
+		perror("corrupt-pfn write");
+	close(fd);
+}
+
+static inline long read_long_file(const char *path)
+{
+	long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f || fscanf(f, "%ld", &v) != 1) {
+		perror(path);
+		exit(2);
+	}
+	fclose(f);
+	return v;
+}
+
+#endif
