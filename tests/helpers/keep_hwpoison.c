@@ -18,7 +18,9 @@
  * grew 4 kB per page, re-faults (new mapping, fork) work, MAP_PRIVATE
  * refuses the poisoned hugepage.  After RELEASE: the hugepage left the
  * pool, healthy pages went back to the allocator, the poisoned pfns are
- * HWPOISON and not in the buddy allocator.
+ * HWPOISON and not in the buddy allocator.  With MFR_PRESSURE=1 in the
+ * environment, a child then allocates and touches ~85 % of free memory:
+ * none of its pages may be a poisoned pfn, which must stay HWPOISON.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -133,6 +135,41 @@ static long free_hugepages(void)
 	snprintf(path, sizeof(path),
 		 "/sys/kernel/mm/hugepages/hugepages-%lukB/free_hugepages", hp >> 10);
 	return read_long_file(path);
+}
+
+/* Allocate and touch most free memory; no page of it may be poisoned. */
+static void pressure_check(const uint64_t *pfns)
+{
+	unsigned long bytes = (unsigned long)meminfo("MemFree") * 1024 / 100 * 85;
+	unsigned long hits = 0, pages = bytes / 4096;
+	uint64_t *map = malloc(pages * 8);
+	char *mem;
+	int pm;
+
+	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	pm = open("/proc/self/pagemap", O_RDONLY);
+	if (mem == MAP_FAILED || !map || pm < 0) {
+		CHECK(0, "allocate %lu MiB under pressure", bytes >> 20);
+		return;
+	}
+	for (unsigned long i = 0; i < pages; i++)
+		mem[i * 4096] = 1;
+	if (pread(pm, map, pages * 8, (uintptr_t)mem / 4096 * 8) != (ssize_t)(pages * 8))
+		perror("pagemap");
+	for (unsigned long i = 0; i < pages; i++)
+		for (int j = 0; j < npoison; j++)
+			hits += (map[i] & ((1ULL << 55) - 1)) == pfns[j];
+	CHECK(hits == 0, "%lu MiB allocated and touched: no page is a poisoned pfn",
+	      bytes >> 20);
+	for (int j = 0; j < npoison; j++)
+		CHECK((kpageflags(pfns[j]) & (1ULL << KPF_HWPOISON)) &&
+		      !(kpageflags(pfns[j]) & (1ULL << KPF_BUDDY)),
+		      "after pressure: pfn %#llx still HWPOISON, not BUDDY",
+		      (unsigned long long)pfns[j]);
+	munmap(mem, bytes);
+	close(pm);
+	free(map);
 }
 
 static void refault_checks(int fd, char *base, uint64_t seed)
@@ -290,6 +327,8 @@ int main(int argc, char **argv)
 		      "pfn %#llx stays HWPOISON and out of the buddy allocator",
 		      (unsigned long long)pfns[i]);
 	}
+	if (getenv("MFR_PRESSURE"))
+		pressure_check(pfns);
 	if (strcmp(rel, "close")) {
 		long free_before_close = free_hugepages();
 

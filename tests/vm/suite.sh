@@ -11,7 +11,7 @@ tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=(t-*.sh)
 
 for t in "${tests[@]}"; do
-	name=vm/${t%.sh}
+	name=${MFR_SUITE:-vm}/${t%.sh}
 	log=$(mktemp)
 	start=$SECONDS
 	if timeout 900 bash "./$t" >"$log" 2>&1; then
