@@ -79,7 +79,7 @@ export CCACHE_DIR=${CCACHE_DIR:-$MFR_CACHE/ccache}
 # Paths below $dir are rewritten relative, so a build under a new key
 # still hits the cache for every file the series did not change.
 export CCACHE_BASEDIR=$dir CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
-export KBUILD_BUILD_TIMESTAMP="mfr" KBUILD_BUILD_USER=mfr KBUILD_BUILD_HOST=mfr
+export KBUILD_BUILD_TIMESTAMP="2025-01-01 00:00 UTC" KBUILD_BUILD_USER=mfr KBUILD_BUILD_HOST=mfr
 jobs=$(($(nproc) + 1))
 echo "building $KERNEL_FLAVOR kernel in $obj (-j$jobs)" >&2
 make -C "$src" O="$obj" ARCH=x86_64 CC="ccache gcc" -j"$jobs" bzImage modules >&2

@@ -16,7 +16,9 @@
  * 12, AR or AO), a repeat is signalled the same way, every healthy byte
  * reads back and is writable, the pool is unchanged, HardwareCorrupted
  * grew 4 kB per page, re-faults (new mapping, fork) work, MAP_PRIVATE
- * refuses the poisoned hugepage.  After RELEASE: the hugepage left the
+ * refuses the poisoned hugepage, an unaligned hole punch into the poisoned
+ * hugepage fails with EHWPOISON and changes nothing (one into a healthy
+ * hugepage zeroes its range).  After RELEASE: the hugepage left the
  * pool, healthy pages went back to the allocator, the poisoned pfns are
  * HWPOISON and not in the buddy allocator.  With MFR_PRESSURE=1 in the
  * environment, a child then allocates and touches ~85 % of free memory:
@@ -135,6 +137,36 @@ static long free_hugepages(void)
 	snprintf(path, sizeof(path),
 		 "/sys/kernel/mm/hugepages/hugepages-%lukB/free_hugepages", hp >> 10);
 	return read_long_file(path);
+}
+
+/* Unaligned hole punches: refused on the poisoned hugepage only. */
+static void unaligned_punch_checks(int fd, uint64_t seed)
+{
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	int rc;
+
+	if (m == MAP_FAILED) {
+		CHECK(0, "mmap for the hole punch checks");
+		return;
+	}
+	errno = 0;
+	rc = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0x100000, 8192);
+	CHECK(rc == -1 && errno == EHWPOISON,
+	      "unaligned punch into the poisoned hugepage: EHWPOISON (%s)",
+	      strerror(errno));
+	CHECK(verify(m, seed, 0, hp) == len, "  and the hugepage is unchanged");
+	if (len > hp) {
+		rc = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			       hp + 0x100000, 8192);
+		CHECK(!rc && WORD_AT(m, hp + 0x100000) == 0 &&
+		      WORD_AT(m, hp + 0x101ff8) == 0 &&
+		      WORD_AT(m, hp + 0x102000) == pattern(hp + 0x102000, seed),
+		      "unaligned punch into a healthy hugepage zeroes its range");
+		/* Restore the pattern for the checks that follow. */
+		for (unsigned long off = hp + 0x100000; off < hp + 0x102000; off += 8)
+			WORD_AT(m, off) = pattern(off, seed);
+	}
+	munmap(m, len);
 }
 
 /* Allocate and touch most free memory; no page of it may be poisoned. */
@@ -281,6 +313,7 @@ int main(int argc, char **argv)
 		      "pfn %#llx is HWPOISON", (unsigned long long)pfns[i]);
 
 	refault_checks(fd, base, 2);
+	unaligned_punch_checks(fd, 2);
 
 	if (argc > 5)
 		CHECK(system(argv[5]) == 0, "while alive: %s", argv[5]);
