@@ -15,7 +15,7 @@ CFLAGS_HELPERS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 
 HELPERS := $(patsubst tests/helpers/%.c,build/helpers/%,$(wildcard tests/helpers/*.c))
 
-.PHONY: all deps kernel module helpers vm-run test demo checkpatch ynl-regen clean
+.PHONY: all deps kernel module helpers vm-run test test-peer demo checkpatch ynl-regen clean
 
 all: module helpers
 
@@ -40,6 +40,11 @@ vm-run: module helpers
 
 test: module helpers
 	tests/run
+
+# Peer suites (kernel selftests) against the same kernel without the
+# series: builds a second kernel, so it is not part of "make test".
+test-peer: module helpers
+	tests/peer/compare.sh
 
 demo: module helpers
 	scripts/vm-run.sh "$(CURDIR)/scripts/demo.sh"

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Peer suites on the patched kernel with mfr.ko loaded and on the same
+# config without the series: the kernel's run_vmtests.sh -t hugetlb and the
+# hugetlb cases of uffd-unit-tests.  Prints a table and fails if any
+# result differs.  Run by "make test-peer" (builds a second kernel, so it
+# is not part of "make test").
+set -euo pipefail
+. "$(dirname "$0")/../../scripts/lib.sh"
+cd "$MFR_ROOT"
+
+KDIR=$(scripts/build-kernel.sh)
+KSRC=$(dirname "$KDIR")/linux
+
+# The same fragment, no patches: the reference kernel.
+peer=$MFR_ROOT/build/peer-series
+mkdir -p "$peer"
+cp kernel-hooks/BASE "$peer/"
+printf '# no patches: the same kernel without the mfr series\n' >"$peer/series"
+grep -v '^CONFIG_MFR_HOOKS=y$' kernel-hooks/debug.config >"$peer/stock.config"
+STOCK_KDIR=$(MFR_SERIES_DIR=$peer KERNEL_FLAVOR=stock scripts/build-kernel.sh)
+
+# One build of the selftests serves both kernels (6.12's khugepaged.c does
+# not build; -k goes on past it, the hugetlb and uffd tests do build).
+sel=$MFR_ROOT/build/kselftest/mm
+mkdir -p "$sel"
+make -s -k -C "$KSRC/tools/testing/selftests/mm" OUTPUT="$sel" \
+	KHDR_INCLUDES="-isystem $KDIR/usr/include" >/dev/null 2>&1 || true
+cp "$KSRC"/tools/testing/selftests/mm/*.sh "$sel/"
+for t in hugepage-mmap hugepage-shm map_hugetlb hugepage-mremap hugepage-vmemmap \
+	hugetlb-madvise hugetlb_dio hugetlb_fault_after_madv hugetlb_madv_vs_map \
+	thuge-gen uffd-unit-tests; do
+	[ -x "$sel/$t" ] || die "selftest $t did not build"
+done
+
+out=$MFR_ROOT/build/peer
+rm -rf "$out" && mkdir -p "$out"
+suite="cd $sel && (./run_vmtests.sh -n -t hugetlb; true) >\$OUT-vmtests.txt 2>&1;"
+suite+=" (./uffd-unit-tests; true) >\$OUT-uffd.txt 2>&1"
+KDIR=$KDIR scripts/vm-run.sh "OUT=$out/mfr; $suite"
+KDIR=$STOCK_KDIR VM_NO_MODULE=1 scripts/vm-run.sh "OUT=$out/stock; $suite"
+
+# "name result" lines from each log.
+results() {
+	awk '/^# running|^running / { sub(/^# /, ""); name = $0; sub(/^running /, "", name); gsub(/ /, "_", name) }
+	     /\[(PASS|FAIL|SKIP)\]/ { match($0, /\[(PASS|FAIL|SKIP)\]/);
+	          print "vmtests:" name, substr($0, RSTART + 1, RLENGTH - 2) }' "$1-vmtests.txt"
+	sed -n 's/^Testing \([^ ]*\) on \(hugetlb[^.]*\)\.\.\. \([a-z]*\).*/uffd:\1@\2 \3/p' \
+		"$1-uffd.txt"
+}
+results "$out/mfr" | sort >"$out/mfr.res"
+results "$out/stock" | sort >"$out/stock.res"
+[ -s "$out/mfr.res" ] || die "no results parsed from $out/mfr-*.txt"
+
+printf '| test | patched + mfr.ko | without the series |\n|---|---|---|\n'
+join -a1 -a2 -e missing -o 0,1.2,2.2 "$out/mfr.res" "$out/stock.res" |
+	awk '{ printf "| %s | %s | %s |\n", $1, $2, $3; if ($2 != $3) diff++ }
+	     END { exit diff ? 1 : 0 }'
