@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The status operation answers from userspace with the versions and counters.
+# The status operation answers from userspace with the versions and the
+# counters, all zero in a freshly loaded module.
 . ./lib.sh
+
+rmmod mfr && insmod "$MFR_ROOT/module/mfr.ko" || exit 1
 
 api=$(sed -n 's/^#define MFR_HOOKS_API_VERSION[[:space:]]*\([0-9]*\).*/\1/p' \
 	"$MFR_KSRC/include/linux/mfr.h")
