@@ -32,3 +32,19 @@ status_attr() {
 }
 
 module_loaded() { [ -d /sys/module/mfr ]; }
+
+# keep_scenario SIZE NPAGES INJECT RELEASE: run keep_hwpoison (see
+# tests/helpers/keep_hwpoison.c) with the module's view checked while the
+# memfd lives (counters, unload refused) and after the release.
+keep_scenario() {
+	local size=$1 npages=$2 inject=$3 release=$4 before hold
+	modprobe hwpoison_inject
+	before=$(./status-value folios-offlined)
+	hold="./expect-status memfds-kept=1 raw-pages-kept=$npages folios-pending=0"
+	hold+=" && ! rmmod mfr 2>/dev/null"
+	check "keep_hwpoison $size $npages $inject $release" \
+		"$MFR_ROOT/build/helpers/keep_hwpoison" "$size" "$npages" "$inject" \
+		"$release" "cd $PWD && $hold"
+	check "status after release" ./expect-status memfds-kept=0 raw-pages-kept=0 \
+		folios-pending=0 folios-offlined=$((before + 1))
+}

@@ -1,12 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Keep UE mapped: 2M pages, 8 poisoned 4 KiB page(s) by corrupt-pfn, released by madv-remove.
 . ./lib.sh
-modprobe hwpoison_inject
-before=$(./status-value folios-offlined)
-hold="./expect-status memfds-kept=1 raw-pages-kept=8 folios-pending=0 && ! rmmod mfr 2>/dev/null"
-check "keep_hwpoison 2M 8 corrupt-pfn madv-remove" "$MFR_ROOT/build/helpers/keep_hwpoison" 2M 8 corrupt-pfn madv-remove "cd $PWD && $hold"
-check "status after release" ./expect-status memfds-kept=0 raw-pages-kept=0 folios-pending=0 \
-	folios-offlined=$((before + 1))
+keep_scenario 2M 8 corrupt-pfn madv-remove
 check "rmmod succeeds once nothing is kept" rmmod mfr
 insmod "$MFR_ROOT/module/mfr.ko"
 finish
