@@ -15,6 +15,8 @@ packages=(
 	qemu-system-x86 busybox-static python3-venv
 	# virtme-ng-init finds its I/O ports through udev's /dev/virtio-ports links
 	udev
+	# kernel selftests for make test-peer
+	libnuma-dev libcap-dev
 	# YNL code generator and CLI
 	python3-yaml python3-jsonschema
 	# checkpatch.pl SPDX checks
