@@ -21,7 +21,6 @@ struct mfr_memfd {
 	struct list_head node;
 	struct address_space *mapping;
 	unsigned long ino;
-	unsigned long raw_pages_poisoned;
 };
 
 static LIST_HEAD(mfr_memfds);
@@ -84,16 +83,17 @@ void mfr_policy_page_poisoned(struct folio *folio, struct page *page)
 {
 	struct address_space *mapping = folio_mapping(folio);
 	struct mfr_memfd *m;
+	unsigned long ino = 0;
 
 	mutex_lock(&mfr_memfds_lock);
 	m = mfr_memfd_find(mapping);
 	if (m)
-		m->raw_pages_poisoned++;
+		ino = m->ino;
 	mutex_unlock(&mfr_memfds_lock);
 	if (WARN_ON_ONCE(!m))
 		return;
 
 	atomic_long_inc(&mfr_stats.raw_pages_kept);
 	pr_info_ratelimited("memfd inode %lu: pfn %#lx poisoned, its %lu KiB page stays mapped\n",
-			    m->ino, page_to_pfn(page), folio_size(folio) >> 10);
+			    ino, page_to_pfn(page), folio_size(folio) >> 10);
 }
