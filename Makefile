@@ -5,7 +5,7 @@
 #   make demo              boot the patched kernel in a VM and show mfr working
 #   make test              unit tests and the VM suite; ends "N passed, N failed"
 #   make vm-run CMD='...'  run CMD as root in a VM with mfr.ko loaded
-#   make kernel | module | helpers | checkpatch | ynl-regen | clean
+#   make kernel | module | helpers | daemon | checkpatch | ynl-regen | clean
 
 SHELL := /bin/bash
 CACHE_ENV := $(if $(MFR_CACHE),MFR_CACHE=$(MFR_CACHE))
@@ -15,9 +15,9 @@ CFLAGS_HELPERS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 
 HELPERS := $(patsubst tests/helpers/%.c,build/helpers/%,$(wildcard tests/helpers/*.c))
 
-.PHONY: all deps kernel module helpers vm-run test test-peer demo checkpatch ynl-regen clean
+.PHONY: all deps kernel module helpers daemon vm-run test test-peer demo checkpatch ynl-regen clean
 
-all: module helpers
+all: module helpers daemon
 
 deps:
 	scripts/install-deps.sh
@@ -30,6 +30,10 @@ module: kernel
 
 helpers: $(HELPERS)
 
+# mfrctl (the daemon/ directory's own Makefile, objects in build/daemon)
+daemon:
+	$(MAKE) -C daemon
+
 build/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_HELPERS) -o $@ $< -lpthread
@@ -38,7 +42,7 @@ vm-run: module helpers
 	@test -n "$(CMD)" || { echo "usage: make vm-run CMD='command'" >&2; exit 2; }
 	scripts/vm-run.sh '$(subst ','\'',$(CMD))'
 
-test: module helpers
+test: module helpers daemon
 	tests/run
 
 # Peer suites (kernel selftests) against the same kernel without the

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * mfrctl: the operators' command line for the mfr module.  The whole
+ * command line is checked before anything is sent, so a typo never
+ * reaches the kernel; then one command runs over one netlink handle.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mfrctl.h"
+
+struct command {
+	const char *area;	/* first word */
+	const char *verb;	/* second word, NULL for one-word commands */
+	const char *synopsis;	/* the rest of the usage line */
+	unsigned int nargs;	/* positional arguments after the words */
+	unsigned int opts;	/* OPT_* it takes */
+	int (*parse)(struct mfrctl *ctl, char **args);
+	int (*run)(struct mfrctl *ctl);
+};
+
+static const struct command commands[] = {
+	{ "status", NULL, "", 0, 0, NULL, status_run },
+	{ "stats", NULL, "", 0, 0, NULL, stats_run },
+	{ "rules", "list", "", 0, 0, NULL, rules_list_run },
+	{ "rules", "add",
+	  "[--name GLOB] [--cgroup PATH | --cgroup-id ID] [--uid UID]\n"
+	  "                  --action keep|default [--budget N]",
+	  0, OPT_NAME | OPT_CGROUP | OPT_CGROUP_ID | OPT_UID | OPT_ACTION |
+	  OPT_BUDGET, rules_add_parse, rules_add_run },
+	{ "rules", "del", "ID", 1, 0, rules_del_parse, rules_del_run },
+	{ "memfd", "list", "", 0, 0, NULL, memfd_list_run },
+	{ "memfd", "set", "PID FD keep|default [--budget N]", 3, OPT_BUDGET,
+	  memfd_set_parse, memfd_set_run },
+	{ "poison", "list", "", 0, 0, NULL, poison_list_run },
+	{ "monitor", NULL, "[--count N]", 0, OPT_COUNT, NULL, monitor_run },
+};
+
+/* Long-only options take values past the char range. */
+enum {
+	OPTV_NAME = 256,
+	OPTV_CGROUP,
+	OPTV_CGROUP_ID,
+	OPTV_UID,
+	OPTV_ACTION,
+	OPTV_BUDGET,
+	OPTV_COUNT,
+};
+
+static const struct option options[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "name", required_argument, NULL, OPTV_NAME },
+	{ "cgroup", required_argument, NULL, OPTV_CGROUP },
+	{ "cgroup-id", required_argument, NULL, OPTV_CGROUP_ID },
+	{ "uid", required_argument, NULL, OPTV_UID },
+	{ "action", required_argument, NULL, OPTV_ACTION },
+	{ "budget", required_argument, NULL, OPTV_BUDGET },
+	{ "count", required_argument, NULL, OPTV_COUNT },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The spec's max-len checks of rule-add's strings. */
+#define NAME_GLOB_MAX	249
+#define CGROUP_PATH_MAX	4095
+
+/* parse_command_line(): --help or --version was served, exit 0 */
+#define PARSE_DONE	(-1)
+
+static const struct command *usage_cmd;	/* for the hint of usage_error */
+
+/* "rules add", as messages name a command */
+static void command_name(const struct command *c, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s%s%s", c->area, c->verb ? " " : "",
+		 c->verb ?: "");
+}
+
+static void print_help(void)
+{
+	size_t i;
+
+	printf("Usage: mfrctl [-j] COMMAND [ARGS]\n"
+	       "Steer and observe per-memfd memory-failure recovery (mfr.ko).\n"
+	       "\nCommands:\n");
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		printf("  %s%s%s%s%s\n", commands[i].area,
+		       commands[i].verb ? " " : "", commands[i].verb ?: "",
+		       *commands[i].synopsis ? " " : "", commands[i].synopsis);
+	printf("\nOptions:\n"
+	       "  -j, --json     JSON output: one document per command,\n"
+	       "                 one object per line for monitor\n"
+	       "  -h, --help     show this help and exit\n"
+	       "  -V, --version  show the version and exit\n"
+	       "\nExit status: 0 success, 1 failure, 2 usage error,\n"
+	       "3 mfr module not loaded, 4 permission denied.  See mfrctl(8).\n");
+}
+
+int usage_error(const char *fmt, ...)
+{
+	const struct command *c = usage_cmd;
+	va_list ap;
+
+	fputs("mfrctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (c)
+		fprintf(stderr, "usage: mfrctl %s%s%s%s%s\n", c->area,
+			c->verb ? " " : "", c->verb ?: "",
+			*c->synopsis ? " " : "", c->synopsis);
+	fputs("Try 'mfrctl --help' for more information.\n", stderr);
+	return EXIT_USAGE;
+}
+
+int parse_number(const char *what, const char *s, uint64_t min, uint64_t max,
+		 uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	/* strtoull() would take blanks, signs ("-1" wraps) and "0x" */
+	if (*s < '0' || *s > '9')
+		goto bad;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end || errno || v < min || v > max)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	return usage_error("invalid %s '%s': expected an integer from %llu to %llu",
+			   what, s, (unsigned long long)min,
+			   (unsigned long long)max);
+}
+
+int parse_u32(const char *what, const char *s, uint32_t min, uint32_t max,
+	      uint32_t *out)
+{
+	uint64_t v = 0;
+	int ret = parse_number(what, s, min, max, &v);
+
+	if (!ret)
+		*out = v;
+	return ret;
+}
+
+int parse_policy(const char *what, const char *s, uint32_t *out)
+{
+	int v = mfr_enum_value(&mfr_policy_enum, s);
+
+	if (v < 0)
+		return usage_error("invalid %s '%s': expected keep or default",
+				   what, s);
+	*out = v;
+	return 0;
+}
+
+int mfrctl_fail(struct mfrctl *ctl, int err)
+{
+	const struct mfr_genl_error *e =
+		ctl->genl ? mfr_genl_last_error(ctl->genl) : NULL;
+
+	if (err == -MFR_GENL_ENOFAMILY) {
+		fprintf(stderr, "mfrctl: %s\n", mfr_genl_strerror(err));
+		return EXIT_NO_MODULE;
+	}
+	fprintf(stderr, "mfrctl: %s: %s", ctl->what, mfr_genl_strerror(err));
+	/* The kernel's words, if they are about this failure. */
+	if (e && e->errnum == -err) {
+		if (e->msg[0])
+			fprintf(stderr, ": %s", e->msg);
+		if (e->attr)
+			fprintf(stderr, e->msg[0] ? " (%sattribute %s)" :
+				": %sattribute %s",
+				e->attr_missing ? "missing " : "", e->attr);
+		if ((err == -EPERM || err == -EACCES) && !e->msg[0] && !e->attr)
+			fputs(": needs CAP_SYS_ADMIN", stderr);
+	}
+	fputc('\n', stderr);
+	return err == -EPERM || err == -EACCES ? EXIT_DENIED : EXIT_FAILED;
+}
+
+int list_records(struct mfrctl *ctl, uint8_t cmd, const struct column *cols,
+		 size_t ncols)
+{
+	struct listing l;
+	int ret;
+
+	ret = listing_init(&l, cols, ncols, ctl->json, false);
+	if (!ret)
+		ret = mfr_genl_dump(ctl->genl, cmd, listing_add, &l);
+	if (!ret)
+		ret = listing_print(&l);
+	listing_free(&l);
+	return ret ? mfrctl_fail(ctl, ret) : EXIT_OK;
+}
+
+static const char *option_name(int opt)
+{
+	const struct option *o;
+
+	for (o = options; o->name; o++)
+		if (o->val == opt)
+			return o->name;
+	return "?";
+}
+
+static unsigned int option_bit(int opt)
+{
+	return 1u << (opt - OPTV_NAME);
+}
+
+/* One option with its value, checked now: 0 or EXIT_USAGE. */
+static int parse_option(struct mfrctl *ctl, int opt, const char *arg)
+{
+	unsigned int bit = option_bit(opt);
+
+	if (ctl->given & bit)
+		return usage_error("option --%s given twice", option_name(opt));
+	ctl->given |= bit;
+
+	switch (opt) {
+	case OPTV_NAME:
+		if (strlen(arg) > NAME_GLOB_MAX)
+			return usage_error("--name: the glob is longer than %d characters",
+					   NAME_GLOB_MAX);
+		ctl->name_glob = arg;
+		return 0;
+	case OPTV_CGROUP:
+		if (!*arg || strlen(arg) > CGROUP_PATH_MAX)
+			return usage_error("--cgroup: the path must have 1 to %d characters",
+					   CGROUP_PATH_MAX);
+		ctl->cgroup_path = arg;
+		return 0;
+	case OPTV_CGROUP_ID:
+		return parse_number("cgroup id", arg, 1, UINT64_MAX,
+				    &ctl->cgroup_id);
+	case OPTV_UID:
+		/* (uid_t)-1 is no one's uid */
+		return parse_u32("uid", arg, 0, UINT32_MAX - 1, &ctl->uid);
+	case OPTV_ACTION:
+		return parse_policy("action", arg, &ctl->action);
+	case OPTV_BUDGET:
+		return parse_u32("budget", arg, 0, MFR_BUDGET_MAX, &ctl->budget);
+	case OPTV_COUNT:
+		return parse_u32("count", arg, 1, UINT32_MAX, &ctl->count);
+	}
+	return usage_error("unexpected option");
+}
+
+_Static_assert(OPT_NAME == 1 << (OPTV_NAME - OPTV_NAME) &&
+	      OPT_COUNT == 1 << (OPTV_COUNT - OPTV_NAME),
+	      "OPT_* bits follow the OPTV_* order");
+
+static const struct command *find_command(int nwords, char **words)
+{
+	const struct command *c;
+	bool area = false;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(commands); i++) {
+		c = &commands[i];
+		if (strcmp(c->area, words[0]))
+			continue;
+		area = true;
+		if (!c->verb || (nwords > 1 && !strcmp(c->verb, words[1])))
+			return c;
+	}
+	if (!area) {
+		usage_error("unknown command '%s'", words[0]);
+	} else {
+		char verbs[64] = "";
+
+		for (i = 0; i < ARRAY_SIZE(commands); i++)
+			if (!strcmp(commands[i].area, words[0]))
+				snprintf(verbs + strlen(verbs),
+					 sizeof(verbs) - strlen(verbs), "%s%s",
+					 *verbs ? ", " : "", commands[i].verb);
+		if (nwords < 2)
+			usage_error("%s: missing subcommand (%s)", words[0],
+				    verbs);
+		else
+			usage_error("unknown command '%s %s' (%s %s)", words[0],
+				    words[1], words[0], verbs);
+	}
+	return NULL;
+}
+
+/* Check the command line into ctl; 0, or the exit status to end with. */
+static int parse_command_line(struct mfrctl *ctl, int argc, char **argv,
+			      const struct command **cmdp, char ***argsp)
+{
+	const struct command *c;
+	int opt, nwords, nargs, ret;
+	unsigned int stray;
+	char name[32];
+	char **words;
+
+	opterr = 0;	/* our messages, with the usage hint */
+	while ((opt = getopt_long(argc, argv, ":jhV", options, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			ctl->json = true;
+			break;
+		case 'h':
+			print_help();
+			return PARSE_DONE;
+		case 'V':
+			printf("mfrctl %s\n", MFRCTL_VERSION);
+			return PARSE_DONE;
+		case ':':
+			return usage_error("option '%s' needs a value",
+					   argv[optind - 1]);
+		case '?':
+			if (optopt)
+				return usage_error("unknown option '-%c'",
+						   optopt);
+			return usage_error("unknown option '%s'",
+					   argv[optind - 1]);
+		default:
+			ret = parse_option(ctl, opt, optarg);
+			if (ret)
+				return ret;
+		}
+	}
+
+	words = argv + optind;
+	nwords = argc - optind;
+	if (!nwords)
+		return usage_error("no command given");
+	c = find_command(nwords, words);
+	if (!c)
+		return EXIT_USAGE;
+	usage_cmd = c;
+
+	nargs = nwords - (c->verb ? 2 : 1);
+	command_name(c, name, sizeof(name));
+	if (nargs < (int)c->nargs)
+		return usage_error("%s: missing argument", name);
+	if (nargs > (int)c->nargs)
+		return usage_error("unexpected argument '%s'",
+				   words[nwords - nargs + c->nargs]);
+	stray = ctl->given & ~c->opts;
+	if (stray)
+		return usage_error("option --%s does not apply to %s",
+				   option_name(OPTV_NAME + __builtin_ctz(stray)),
+				   name);
+	*cmdp = c;
+	*argsp = words + (c->verb ? 2 : 1);
+	return 0;
+}
+
+/* A full disk or a closed pipe must not pass for success. */
+static int flush_output(const char *what, int status)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "mfrctl: %s: writing the output: %s\n", what,
+			strerror(errno));
+		return status ?: EXIT_FAILED;
+	}
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct mfrctl ctl = { 0 };
+	const struct command *c = NULL;
+	char what[32];
+	char **args;
+	int ret;
+
+	ret = parse_command_line(&ctl, argc, argv, &c, &args);
+	if (ret == PARSE_DONE)
+		return flush_output("--help", EXIT_OK);
+	if (ret)
+		return ret;
+	command_name(c, what, sizeof(what));
+	ctl.what = what;
+	if (c->parse) {
+		ret = c->parse(&ctl, args);
+		if (ret)
+			return ret;
+	}
+
+	ret = mfr_genl_open(&ctl.genl);
+	if (ret)
+		return mfrctl_fail(&ctl, ret);
+	ret = c->run(&ctl);
+	mfr_genl_close(ctl.genl);
+	return flush_output(what, ret);
+}
