@@ -9,8 +9,11 @@
 
 #include <uapi/linux/mfr.h>
 
+#include "events.h"
 #include "hooks.h"
 #include "netlink.h"
+#include "poison.h"
+#include "rules.h"
 #include "version.h"
 
 static int __init mfr_init(void)
@@ -33,10 +36,14 @@ err_hooks:
 	return err;
 }
 
+/* Only reached with no kept memfd and no pending folio left. */
 static void __exit mfr_exit(void)
 {
 	mfr_netlink_exit();
 	mfr_hooks_unregister();
+	mfr_events_flush();
+	mfr_poison_flush();
+	mfr_rules_flush();
 }
 
 module_init(mfr_init);

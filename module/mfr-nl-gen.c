@@ -10,12 +10,89 @@
 
 #include <uapi/linux/mfr.h>
 
+/* Integer value ranges */
+static const struct netlink_range_validation mfr_a_rule_budget_range = {
+	.max	= 1048576ULL,
+};
+
+static const struct netlink_range_validation mfr_a_memfd_pid_range = {
+	.min	= 1ULL,
+	.max	= 4194304ULL,
+};
+
+static const struct netlink_range_validation mfr_a_memfd_budget_range = {
+	.max	= 1048576ULL,
+};
+
+static const struct netlink_range_validation mfr_a_memfd_fd_range = {
+	.max	= 2147483647ULL,
+};
+
+/* MFR_CMD_RULE_ADD - do */
+static const struct nla_policy mfr_rule_add_nl_policy[MFR_A_RULE_BUDGET + 1] = {
+	[MFR_A_RULE_NAME_GLOB] = { .type = NLA_NUL_STRING, .len = 249, },
+	[MFR_A_RULE_CGROUP_ID] = NLA_POLICY_MIN(NLA_UINT, 1),
+	[MFR_A_RULE_CGROUP_PATH] = { .type = NLA_NUL_STRING, .len = 4095, },
+	[MFR_A_RULE_UID] = { .type = NLA_U32, },
+	[MFR_A_RULE_ACTION] = NLA_POLICY_MAX(NLA_U32, 1),
+	[MFR_A_RULE_BUDGET] = NLA_POLICY_FULL_RANGE(NLA_U32, &mfr_a_rule_budget_range),
+};
+
+/* MFR_CMD_RULE_DEL - do */
+static const struct nla_policy mfr_rule_del_nl_policy[MFR_A_RULE_ID + 1] = {
+	[MFR_A_RULE_ID] = NLA_POLICY_MIN(NLA_U32, 1),
+};
+
+/* MFR_CMD_MEMFD_SET - do */
+static const struct nla_policy mfr_memfd_set_nl_policy[MFR_A_MEMFD_FD + 1] = {
+	[MFR_A_MEMFD_PID] = NLA_POLICY_FULL_RANGE(NLA_U32, &mfr_a_memfd_pid_range),
+	[MFR_A_MEMFD_FD] = NLA_POLICY_FULL_RANGE(NLA_U32, &mfr_a_memfd_fd_range),
+	[MFR_A_MEMFD_POLICY] = NLA_POLICY_MAX(NLA_U32, 1),
+	[MFR_A_MEMFD_BUDGET] = NLA_POLICY_FULL_RANGE(NLA_U32, &mfr_a_memfd_budget_range),
+};
+
 /* Ops table for mfr */
 static const struct genl_split_ops mfr_nl_ops[] = {
 	{
 		.cmd	= MFR_CMD_STATUS_GET,
 		.doit	= mfr_nl_status_get_doit,
 		.flags	= GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= MFR_CMD_RULE_ADD,
+		.doit		= mfr_nl_rule_add_doit,
+		.policy		= mfr_rule_add_nl_policy,
+		.maxattr	= MFR_A_RULE_BUDGET,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= MFR_CMD_RULE_DEL,
+		.doit		= mfr_nl_rule_del_doit,
+		.policy		= mfr_rule_del_nl_policy,
+		.maxattr	= MFR_A_RULE_ID,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd	= MFR_CMD_RULE_GET,
+		.dumpit	= mfr_nl_rule_get_dumpit,
+		.flags	= GENL_ADMIN_PERM | GENL_CMD_CAP_DUMP,
+	},
+	{
+		.cmd	= MFR_CMD_MEMFD_GET,
+		.dumpit	= mfr_nl_memfd_get_dumpit,
+		.flags	= GENL_ADMIN_PERM | GENL_CMD_CAP_DUMP,
+	},
+	{
+		.cmd		= MFR_CMD_MEMFD_SET,
+		.doit		= mfr_nl_memfd_set_doit,
+		.policy		= mfr_memfd_set_nl_policy,
+		.maxattr	= MFR_A_MEMFD_FD,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd	= MFR_CMD_POISON_GET,
+		.dumpit	= mfr_nl_poison_get_dumpit,
+		.flags	= GENL_ADMIN_PERM | GENL_CMD_CAP_DUMP,
 	},
 };
 

@@ -12,6 +12,12 @@
 #include <uapi/linux/mfr.h>
 
 int mfr_nl_status_get_doit(struct sk_buff *skb, struct genl_info *info);
+int mfr_nl_rule_add_doit(struct sk_buff *skb, struct genl_info *info);
+int mfr_nl_rule_del_doit(struct sk_buff *skb, struct genl_info *info);
+int mfr_nl_rule_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
+int mfr_nl_memfd_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
+int mfr_nl_memfd_set_doit(struct sk_buff *skb, struct genl_info *info);
+int mfr_nl_poison_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 
 enum {
 	MFR_NLGRP_EVENTS,

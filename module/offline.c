@@ -11,19 +11,31 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 
+#include "events.h"
+#include "mfr-nl-gen.h"
 #include "offline.h"
+#include "poison.h"
 #include "stats.h"
 
 void mfr_offline_folio_released(struct folio *folio)
 {
+	struct mfr_event ev = { .cmd = MFR_CMD_FOLIO_PENDING_NTF };
+
 	__module_get(THIS_MODULE);
 	atomic_long_inc(&mfr_stats.folios_pending);
+	if (mfr_poison_set_folio_state(folio_pfn(folio), folio_nr_pages(folio),
+				       MFR_PAGE_STATE_PENDING, &ev)) {
+		/* The event names the hugepage, not one of its pages. */
+		ev.offset = round_down(ev.offset, ev.folio_size);
+		mfr_event_send(&ev);
+	}
 }
 
-/* Any context: called from the hugetlb free path. */
+/* Any context but NMI: called from the hugetlb free path. */
 void mfr_offline_folio_offlined(unsigned long pfn, unsigned int order,
 				unsigned long nr_poisoned)
 {
+	struct mfr_event ev = { .cmd = MFR_CMD_FOLIO_OFFLINED_NTF };
 	unsigned long nr = 1UL << order;
 
 	atomic_long_dec(&mfr_stats.folios_pending);
@@ -33,5 +45,11 @@ void mfr_offline_folio_offlined(unsigned long pfn, unsigned int order,
 	atomic_long_add(nr - nr_poisoned, &mfr_stats.healthy_pages_returned);
 	pr_info_ratelimited("hugepage at pfn %#lx offlined: %lu poisoned 4 KiB pages isolated, %lu returned\n",
 			    pfn, nr_poisoned, nr - nr_poisoned);
+
+	if (mfr_poison_set_folio_state(pfn, nr, MFR_PAGE_STATE_OFFLINED, &ev)) {
+		ev.raw_pages_isolated = nr_poisoned;
+		ev.healthy_pages_returned = nr - nr_poisoned;
+		mfr_event_send_deferred(&ev);
+	}
 	module_put(THIS_MODULE);
 }

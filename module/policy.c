@@ -2,25 +2,58 @@
 /*
  * Which HugeTLB memfds keep poisoned memory mapped, and what each holds.
  *
- * A kept memfd pins the module (unload is refused while one exists) from
- * memfd_create() until its inode is evicted.  Lock order: mf_mutex, then
- * the folio lock, then mfr_memfds_lock.
+ * A memfd is kept when created with MFD_MF_KEEP_UE_MAPPED, when a rule
+ * says so, or when memfd-set says so later.  A kept memfd pins the module
+ * (unload is refused while one exists) until its inode is evicted or it
+ * is set back to the default policy.  Lock order: mf_mutex, then the
+ * folio lock, then mfr_memfds_lock.
  */
+#include <linux/cgroup.h>
+#include <linux/cred.h>
+#include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/hugetlb.h>
 #include <linux/list.h>
+#include <linux/magic.h>
+#include <linux/mfr.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/pagemap.h>
+#include <linux/pagevec.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <net/genetlink.h>
 #include <uapi/linux/memfd.h>
 
+#include "events.h"
+#include "mfr-nl-gen.h"
+#include "netlink.h"
+#include "poison.h"
 #include "policy.h"
+#include "rules.h"
 #include "stats.h"
+
+/* memfd_create() names its files "memfd:" followed by the user's name. */
+#define MFR_MEMFD_PREFIX	"memfd:"
+#define MFR_MEMFD_NAME_LEN	(NAME_MAX - (sizeof(MFR_MEMFD_PREFIX) - 1) + 1)
 
 struct mfr_memfd {
 	struct list_head node;
 	struct address_space *mapping;
 	unsigned long ino;
+	char name[MFR_MEMFD_NAME_LEN];
+	pid_t pid;
+	char comm[TASK_COMM_LEN];
+	u64 cgroup_id;
+	char *cgroup_path;
+	u64 hugepage_size;
+	u32 rule_id;
+	/* Protected by mfr_memfds_lock: */
+	u32 budget;
+	u32 nr_poisoned;
+	u32 state;
 };
 
 static LIST_HEAD(mfr_memfds);
@@ -37,27 +70,163 @@ static struct mfr_memfd *mfr_memfd_find(struct address_space *mapping)
 	return NULL;
 }
 
-int mfr_policy_memfd_created(struct file *file, unsigned int flags)
+static bool mfr_file_is_hugetlb(struct file *file)
+{
+	return file_inode(file)->i_sb->s_magic == HUGETLBFS_MAGIC;
+}
+
+/* memfds are unlinked hugetlbfs files named by memfd_create(). */
+static const char *mfr_memfd_name(struct file *file)
+{
+	struct dentry *dentry = file->f_path.dentry;
+	const char *name = dentry->d_name.name;
+
+	if (!d_unlinked(dentry) ||
+	    strncmp(name, MFR_MEMFD_PREFIX, sizeof(MFR_MEMFD_PREFIX) - 1))
+		return NULL;
+	return name + sizeof(MFR_MEMFD_PREFIX) - 1;
+}
+
+static void mfr_memfd_free(struct mfr_memfd *m)
+{
+	kfree(m->cgroup_path);
+	kfree(m);
+}
+
+/* A record of @file, owned by @tsk in cgroup @cgrp; not yet listed. */
+static struct mfr_memfd *mfr_memfd_new(struct file *file, const char *name,
+				       struct task_struct *tsk,
+				       struct cgroup *cgrp)
 {
 	struct mfr_memfd *m;
-
-	if (!(flags & MFD_MF_KEEP_UE_MAPPED))
-		return 0;
+	char *buf;
 
 	m = kzalloc(sizeof(*m), GFP_KERNEL);
-	if (!m)
-		return -ENOMEM;
+	buf = kmalloc(PATH_MAX, GFP_KERNEL);
+	if (!m || !buf)
+		goto err;
+	if (cgroup_path(cgrp, buf, PATH_MAX) < 0)
+		strscpy(buf, "?", PATH_MAX);
+	m->cgroup_path = kstrdup(buf, GFP_KERNEL);
+	if (!m->cgroup_path)
+		goto err;
+	kfree(buf);
+
 	m->mapping = file->f_mapping;
 	m->ino = file_inode(file)->i_ino;
+	strscpy(m->name, name, sizeof(m->name));
+	m->pid = task_tgid_nr(tsk);
+	get_task_comm(m->comm, tsk);
+	m->cgroup_id = cgroup_id(cgrp);
+	m->hugepage_size = huge_page_size(hstate_file(file));
+	m->state = MFR_MEMFD_STATE_CLEAN;
+	return m;
+err:
+	kfree(buf);
+	kfree(m);
+	return NULL;
+}
 
-	mutex_lock(&mfr_memfds_lock);
-	list_add(&m->node, &mfr_memfds);
-	mutex_unlock(&mfr_memfds_lock);
+static int mfr_memfd_fill(struct sk_buff *msg, const struct mfr_memfd *m,
+			  u64 generation)
+{
+	lockdep_assert_held(&mfr_memfds_lock);
+	if (nla_put_uint(msg, MFR_A_MEMFD_INODE, m->ino) ||
+	    nla_put_string(msg, MFR_A_MEMFD_NAME, m->name) ||
+	    nla_put_u32(msg, MFR_A_MEMFD_PID, m->pid) ||
+	    nla_put_string(msg, MFR_A_MEMFD_COMM, m->comm) ||
+	    nla_put_uint(msg, MFR_A_MEMFD_CGROUP_ID, m->cgroup_id) ||
+	    nla_put_string(msg, MFR_A_MEMFD_CGROUP_PATH, m->cgroup_path) ||
+	    nla_put_uint(msg, MFR_A_MEMFD_SIZE, i_size_read(m->mapping->host)) ||
+	    nla_put_uint(msg, MFR_A_MEMFD_HUGEPAGE_SIZE, m->hugepage_size) ||
+	    nla_put_u32(msg, MFR_A_MEMFD_POLICY, MFR_POLICY_KEEP) ||
+	    nla_put_u32(msg, MFR_A_MEMFD_BUDGET, m->budget) ||
+	    nla_put_u32(msg, MFR_A_MEMFD_RAW_PAGES_POISONED, m->nr_poisoned) ||
+	    nla_put_u32(msg, MFR_A_MEMFD_STATE, m->state) ||
+	    (m->rule_id && nla_put_u32(msg, MFR_A_MEMFD_RULE_ID, m->rule_id)) ||
+	    nla_put_uint(msg, MFR_A_MEMFD_GENERATION, generation))
+		return -EMSGSIZE;
+	return 0;
+}
 
-	/* Called through the hooks, which hold a reference already. */
+/* Notify @cmd about @m; called under mfr_memfds_lock, @m still valid. */
+static void mfr_memfd_event(u8 cmd, const struct mfr_memfd *m, u64 generation)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	if (!mfr_nl_has_listeners())
+		return;
+	msg = mfr_nl_event_new(cmd, GFP_KERNEL, &hdr);
+	if (!msg)
+		return;
+	if (mfr_memfd_fill(msg, m, generation)) {
+		nlmsg_free(msg);
+		return;
+	}
+	mfr_nl_event_send(msg, hdr, GFP_KERNEL);
+}
+
+/* List @m and mark its mapping; the caller holds a module reference. */
+static u64 mfr_memfd_keep(struct mfr_memfd *m)
+{
+	u64 generation;
+
+	lockdep_assert_held(&mfr_memfds_lock);
+	list_add_tail(&m->node, &mfr_memfds);
 	__module_get(THIS_MODULE);
-	mapping_set_mf_keep_ue_mapped(file->f_mapping);
+	mapping_set_mf_keep_ue_mapped(m->mapping);
 	atomic_long_inc(&mfr_stats.memfds_kept);
+	generation = mfr_state_changed();
+	mfr_memfd_event(MFR_CMD_MEMFD_KEPT_NTF, m, generation);
+	return generation;
+}
+
+/* Unlist @m; its poisoned pages leave raw_pages_kept when offlined. */
+static void mfr_memfd_forget(struct mfr_memfd *m)
+{
+	lockdep_assert_held(&mfr_memfds_lock);
+	list_del(&m->node);
+	atomic_long_dec(&mfr_stats.memfds_kept);
+	mfr_memfd_event(MFR_CMD_MEMFD_EVICTED_NTF, m, mfr_state_changed());
+}
+
+int mfr_policy_memfd_created(struct file *file, unsigned int flags)
+{
+	struct mfr_rule_verdict verdict;
+	struct mfr_memfd *m;
+	struct cgroup *cgrp;
+	const char *name;
+
+	name = mfr_memfd_name(file);
+	if (WARN_ON_ONCE(!name))
+		return 0;
+
+	rcu_read_lock();
+	cgrp = task_dfl_cgroup(current);
+	cgroup_get(cgrp);
+	rcu_read_unlock();
+
+	verdict = mfr_rules_match(name, cgrp, current_uid());
+	if (!(flags & MFD_MF_KEEP_UE_MAPPED) && !verdict.keep) {
+		cgroup_put(cgrp);
+		return 0;
+	}
+
+	m = mfr_memfd_new(file, name, current, cgrp);
+	cgroup_put(cgrp);
+	if (!m)
+		return -ENOMEM;
+	if (verdict.keep)
+		m->budget = verdict.budget;
+	/* Asked for explicitly, the memfd is not the rule's doing. */
+	if (!(flags & MFD_MF_KEEP_UE_MAPPED))
+		m->rule_id = verdict.rule_id;
+
+	/* Called through the hooks, which hold a module reference. */
+	mutex_lock(&mfr_memfds_lock);
+	mfr_memfd_keep(m);
+	mutex_unlock(&mfr_memfds_lock);
 	return 0;
 }
 
@@ -68,32 +237,318 @@ void mfr_policy_mapping_evicted(struct address_space *mapping)
 	mutex_lock(&mfr_memfds_lock);
 	m = mfr_memfd_find(mapping);
 	if (m)
-		list_del(&m->node);
+		mfr_memfd_forget(m);
 	mutex_unlock(&mfr_memfds_lock);
 	if (WARN_ON_ONCE(!m))
 		return;
-
-	/* Its poisoned pages leave raw_pages_kept when their folio is offlined. */
-	atomic_long_dec(&mfr_stats.memfds_kept);
-	kfree(m);
+	mfr_memfd_free(m);
 	module_put(THIS_MODULE);
 }
 
-void mfr_policy_page_poisoned(struct folio *folio, struct page *page)
+static void mfr_budget_exceeded(struct folio *folio, struct page *page,
+				const struct mfr_memfd *m)
+{
+	struct mfr_event ev = {
+		.cmd = MFR_CMD_BUDGET_EXCEEDED_NTF,
+		.pfn = page_to_pfn(page),
+		.head_pfn = folio_pfn(folio),
+		.folio_size = folio_size(folio),
+		.ino = m->ino,
+		.offset = ((u64)folio->index + folio_page_idx(folio, page)) <<
+			  PAGE_SHIFT,
+		.budget = m->budget,
+	};
+	unsigned long was_kept;
+
+	atomic_long_inc(&mfr_stats.budget_fallbacks);
+	/* A kept hugepage falls back whole: its pages are kept no more. */
+	was_kept = mfr_poison_fall_back(folio_pfn(folio), folio_nr_pages(folio));
+	atomic_long_sub(was_kept, &mfr_stats.raw_pages_kept);
+	ev.generation = mfr_state_changed();
+	pr_info_ratelimited("memfd inode %lu: pfn %#llx poisoned past its budget of %u pages: hugepage handled the default way\n",
+			    m->ino, ev.pfn, m->budget);
+	mfr_event_send(&ev);
+}
+
+/*
+ * Keep @folio mapped after its base page @page was poisoned?  Yes while
+ * the memfd is within its budget of poisoned pages.
+ */
+bool mfr_policy_page_poisoned(struct folio *folio, struct page *page)
 {
 	struct address_space *mapping = folio_mapping(folio);
+	unsigned long ino;
 	struct mfr_memfd *m;
-	unsigned long ino = 0;
 
 	mutex_lock(&mfr_memfds_lock);
 	m = mfr_memfd_find(mapping);
-	if (m)
-		ino = m->ino;
+	if (!m) {
+		/* Set back to the default policy meanwhile. */
+		mutex_unlock(&mfr_memfds_lock);
+		return false;
+	}
+	m->nr_poisoned++;
+	if (m->budget && m->nr_poisoned > m->budget) {
+		m->state = MFR_MEMFD_STATE_OVER_BUDGET;
+		mfr_budget_exceeded(folio, page, m);
+		mutex_unlock(&mfr_memfds_lock);
+		return false;
+	}
+	if (m->state == MFR_MEMFD_STATE_CLEAN)
+		m->state = MFR_MEMFD_STATE_POISONED;
+	ino = m->ino;
 	mutex_unlock(&mfr_memfds_lock);
-	if (WARN_ON_ONCE(!m))
-		return;
 
+	/* Without a record it could not be accounted: do not keep it. */
+	if (mfr_poison_add(folio, page, ino))
+		return false;
 	atomic_long_inc(&mfr_stats.raw_pages_kept);
 	pr_info_ratelimited("memfd inode %lu: pfn %#lx poisoned, its %lu KiB page stays mapped\n",
 			    ino, page_to_pfn(page), folio_size(folio) >> 10);
+	return true;
+}
+
+void mfr_policy_page_signalled(unsigned long pfn, struct task_struct *tsk,
+			       bool action_required)
+{
+	mfr_poison_signalled(pfn, tsk, action_required);
+}
+
+/* Whether any hugepage of @mapping is poisoned. */
+static bool mfr_mapping_poisoned(struct address_space *mapping)
+{
+	struct folio_batch fbatch;
+	pgoff_t index = 0;
+	bool poisoned = false;
+	unsigned int i;
+
+	folio_batch_init(&fbatch);
+	while (!poisoned &&
+	       filemap_get_folios(mapping, &index, ULONG_MAX, &fbatch)) {
+		for (i = 0; i < folio_batch_count(&fbatch); i++)
+			poisoned |= folio_test_hwpoison(fbatch.folios[i]);
+		folio_batch_release(&fbatch);
+		cond_resched();
+	}
+	return poisoned;
+}
+
+static struct file *mfr_nl_memfd_file(struct genl_info *info)
+{
+	struct nlattr **tb = info->attrs;
+	struct file *file;
+
+	file = mfr_fget_task_fd(nla_get_u32(tb[MFR_A_MEMFD_PID]),
+				nla_get_u32(tb[MFR_A_MEMFD_FD]));
+	if (IS_ERR(file)) {
+		switch (PTR_ERR(file)) {
+		case -ESRCH:
+			NL_SET_ERR_MSG_ATTR(info->extack, tb[MFR_A_MEMFD_PID],
+					    "pid: no such process");
+			break;
+		case -EPERM:
+			NL_SET_ERR_MSG_ATTR(info->extack, tb[MFR_A_MEMFD_PID],
+					    "pid: no ptrace-attach permission on the process");
+			break;
+		case -EBADF:
+			NL_SET_ERR_MSG_ATTR(info->extack, tb[MFR_A_MEMFD_FD],
+					    "fd: not open in the process");
+			break;
+		}
+		return file;
+	}
+	if (!mfr_file_is_hugetlb(file)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, tb[MFR_A_MEMFD_FD],
+				    "fd: not a HugeTLB file");
+		goto err_inval;
+	}
+	if (!mfr_memfd_name(file)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, tb[MFR_A_MEMFD_FD],
+				    "fd: a HugeTLB file but not a memfd");
+		goto err_inval;
+	}
+	return file;
+err_inval:
+	fput(file);
+	return ERR_PTR(-EINVAL);
+}
+
+static int mfr_nl_memfd_set_keep(struct genl_info *info, struct file *file,
+				 u32 budget, struct sk_buff *msg)
+{
+	struct task_struct *tsk;
+	struct mfr_memfd *m;
+	struct cgroup *cgrp;
+	int err = 0;
+
+	mutex_lock(&mfr_memfds_lock);
+	m = mfr_memfd_find(file->f_mapping);
+	if (m) {
+		if (m->nr_poisoned && budget && budget < m->nr_poisoned) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    info->attrs[MFR_A_MEMFD_BUDGET],
+					    "budget: below the pages already poisoned");
+			err = -EBUSY;
+			goto out;
+		}
+		m->budget = budget;
+		err = mfr_memfd_fill(msg, m, mfr_state_changed());
+		goto out;
+	}
+	mutex_unlock(&mfr_memfds_lock);
+
+	if (mfr_mapping_poisoned(file->f_mapping)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[MFR_A_MEMFD_FD],
+				    "fd: the memfd already has poisoned pages");
+		return -EBUSY;
+	}
+	/* Owner: the process that holds the fd; it may not have made it. */
+	rcu_read_lock();
+	tsk = pid_task(find_vpid(nla_get_u32(info->attrs[MFR_A_MEMFD_PID])),
+		       PIDTYPE_TGID);
+	if (tsk) {
+		get_task_struct(tsk);
+		cgrp = task_dfl_cgroup(tsk);
+		cgroup_get(cgrp);
+	}
+	rcu_read_unlock();
+	if (!tsk) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[MFR_A_MEMFD_PID],
+				    "pid: the process exited");
+		return -ESRCH;
+	}
+	m = mfr_memfd_new(file, mfr_memfd_name(file), tsk, cgrp);
+	cgroup_put(cgrp);
+	put_task_struct(tsk);
+	if (!m)
+		return -ENOMEM;
+	m->budget = budget;
+	if (!try_module_get(THIS_MODULE)) {
+		mfr_memfd_free(m);
+		return -ENODEV;
+	}
+
+	mutex_lock(&mfr_memfds_lock);
+	if (mfr_memfd_find(file->f_mapping)) {
+		/* A concurrent memfd-set won. */
+		mutex_unlock(&mfr_memfds_lock);
+		module_put(THIS_MODULE);
+		mfr_memfd_free(m);
+		return -EAGAIN;
+	}
+	err = mfr_memfd_fill(msg, m, mfr_memfd_keep(m));
+	module_put(THIS_MODULE);
+out:
+	mutex_unlock(&mfr_memfds_lock);
+	return err;
+}
+
+static int mfr_nl_memfd_set_default(struct genl_info *info, struct file *file,
+				    struct sk_buff *msg)
+{
+	struct mfr_memfd *m;
+	u64 generation;
+
+	mutex_lock(&mfr_memfds_lock);
+	m = mfr_memfd_find(file->f_mapping);
+	if (m && m->nr_poisoned) {
+		mutex_unlock(&mfr_memfds_lock);
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[MFR_A_MEMFD_FD],
+				    "fd: the memfd already has poisoned pages");
+		return -EBUSY;
+	}
+	if (m) {
+		mfr_memfd_forget(m);
+		mapping_clear_mf_keep_ue_mapped(m->mapping);
+	}
+	generation = mfr_state_changed();
+	mutex_unlock(&mfr_memfds_lock);
+	if (m) {
+		mfr_memfd_free(m);
+		module_put(THIS_MODULE);
+	}
+
+	if (nla_put_uint(msg, MFR_A_MEMFD_INODE, file_inode(file)->i_ino) ||
+	    nla_put_u32(msg, MFR_A_MEMFD_POLICY, MFR_POLICY_DEFAULT) ||
+	    nla_put_uint(msg, MFR_A_MEMFD_GENERATION, generation))
+		return -EMSGSIZE;
+	return 0;
+}
+
+int mfr_nl_memfd_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **tb = info->attrs;
+	struct sk_buff *msg;
+	struct file *file;
+	bool keep;
+	u32 budget = 0;
+	void *hdr;
+	int err;
+
+	if (mfr_nl_missing(info, MFR_A_MEMFD_PID, "pid") ||
+	    mfr_nl_missing(info, MFR_A_MEMFD_FD, "fd") ||
+	    mfr_nl_missing(info, MFR_A_MEMFD_POLICY, "policy"))
+		return -EINVAL;
+	keep = nla_get_u32(tb[MFR_A_MEMFD_POLICY]) == MFR_POLICY_KEEP;
+	if (tb[MFR_A_MEMFD_BUDGET]) {
+		if (!keep) {
+			NL_SET_ERR_MSG_ATTR(info->extack, tb[MFR_A_MEMFD_BUDGET],
+					    "budget: only for policy keep");
+			return -EINVAL;
+		}
+		budget = nla_get_u32(tb[MFR_A_MEMFD_BUDGET]);
+	}
+
+	file = mfr_nl_memfd_file(info);
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+
+	msg = mfr_nl_reply_new(info, &hdr);
+	if (!msg) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (keep)
+		err = mfr_nl_memfd_set_keep(info, file, budget, msg);
+	else
+		err = mfr_nl_memfd_set_default(info, file, msg);
+	if (err)
+		nlmsg_free(msg);
+	else
+		err = mfr_nl_reply_send(msg, hdr, info);
+out:
+	fput(file);
+	return err;
+}
+
+/* Resumes at the position reached: dumps interrupted by changes say so. */
+int mfr_nl_memfd_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	unsigned long *pos = (unsigned long *)cb->ctx;
+	unsigned long i = 0;
+	struct mfr_memfd *m;
+	u64 generation;
+	void *hdr;
+	int err = 0;
+
+	mutex_lock(&mfr_memfds_lock);
+	generation = mfr_nl_dump_seq(cb);
+	list_for_each_entry(m, &mfr_memfds, node) {
+		if (i++ < *pos)
+			continue;
+		hdr = mfr_nl_dump_put(skb, cb, MFR_CMD_MEMFD_GET);
+		if (!hdr) {
+			err = -EMSGSIZE;
+			break;
+		}
+		err = mfr_memfd_fill(skb, m, generation);
+		if (err) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+		(*pos)++;
+	}
+	mutex_unlock(&mfr_memfds_lock);
+	return mfr_nl_dump_done(skb, err);
 }

@@ -21,6 +21,8 @@ packages=(
 	python3-yaml python3-jsonschema
 	# checkpatch.pl SPDX checks
 	python3-ply python3-git
+	# mfrctl and mfrd
+	pkg-config libnl-3-dev libnl-genl-3-dev libjson-c-dev
 )
 
 missing=()

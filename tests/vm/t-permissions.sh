@@ -37,5 +37,29 @@ check "unprivileged status-get works" grep -qx status=OK <<<"$user"
 check "unprivileged join of 'events' fails with EPERM" grep -qx events=EPERM <<<"$user"
 check "root status-get works" grep -qx status=OK <<<"$root"
 check "root joins 'events'" grep -qx events=OK <<<"$root"
-rm -rf "$pub"
+
+# Every operation but status-get, for nobody (nl_perms.py, on the public copy).
+mkdir -p "$pub/ksrc/tools/net" "$pub/ksrc/Documentation/netlink"
+cp -r "$MFR_KSRC/tools/net/ynl" "$pub/ksrc/tools/net/"
+cp "$MFR_KSRC/Documentation/netlink/genetlink.yaml" "$pub/ksrc/Documentation/netlink/"
+cp nltest.py nl_perms.py "$SPEC" "$pub/"
+chmod -R a+rX "$pub"
+check "nobody: EPERM for every request but status-get, and for events" \
+	as_nobody env MFR_KSRC="$pub/ksrc" MFR_SPEC="$pub/mfr.yaml" "$PYTHON" "$pub/nl_perms.py" nobody
+
+# memfd-set needs ptrace-attach rights on the process holding the memfd.
+sync_dir=$(mktemp -d)
+chmod 777 "$sync_dir"
+as_nobody "$MFR_ROOT/build/helpers/memfd_script" nobody-ram 1 "ready:$sync_dir/a" \
+	"wait:$sync_dir/b" close &
+for _ in $(seq 500); do [ -e "$sync_dir/a" ] && break; sleep 0.02; done
+read -r tpid tfd _ <"$sync_dir/a"
+check "root without CAP_SYS_PTRACE: memfd-set on nobody's memfd is EPERM" \
+	setpriv --bounding-set=-sys_ptrace --inh-caps=-sys_ptrace \
+	env MFR_KSRC="$pub/ksrc" MFR_SPEC="$pub/mfr.yaml" "$PYTHON" "$pub/nl_perms.py" noptrace "$tpid" "$tfd"
+check "root with CAP_SYS_PTRACE: memfd-set on nobody's memfd works" \
+	ynl --do memfd-set --json "{\"pid\": $tpid, \"fd\": $tfd, \"policy\": 0}"
+touch "$sync_dir/b"
+wait
+rm -rf "$pub" "$sync_dir"
 finish

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Records of the poisoned base pages of kept hugepages, by pfn, from the
+ * error until module unload: what poison-get dumps and what a listener
+ * that lost events reconciles from.  Updated from the free path of
+ * hugepages too, hence an xarray with an IRQ-safe lock.
+ */
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/xarray.h>
+#include <net/genetlink.h>
+
+#include "events.h"
+#include "mfr-nl-gen.h"
+#include "netlink.h"
+#include "poison.h"
+#include "stats.h"
+
+struct mfr_poison {
+	unsigned long head_pfn;
+	unsigned long folio_size;
+	unsigned long ino;
+	u64 offset;
+	u32 state;
+	u32 times_consumed;
+};
+
+static DEFINE_XARRAY_FLAGS(mfr_poison, XA_FLAGS_LOCK_IRQ);
+
+static void mfr_poison_to_event(unsigned long pfn, const struct mfr_poison *p,
+				struct mfr_event *ev)
+{
+	ev->pfn = pfn;
+	ev->head_pfn = p->head_pfn;
+	ev->folio_size = p->folio_size;
+	ev->ino = p->ino;
+	ev->offset = p->offset;
+	ev->state = p->state;
+	ev->times_consumed = p->times_consumed;
+}
+
+/* Base page @page of @folio, in memfd inode @ino, is poisoned and kept. */
+int mfr_poison_add(struct folio *folio, struct page *page, unsigned long ino)
+{
+	unsigned long pfn = page_to_pfn(page);
+	struct mfr_event ev = { .cmd = MFR_CMD_PAGE_POISONED_NTF };
+	struct mfr_poison *p, *old;
+
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	p->head_pfn = folio_pfn(folio);
+	p->folio_size = folio_size(folio);
+	p->ino = ino;
+	p->offset = ((u64)folio->index + folio_page_idx(folio, page)) << PAGE_SHIFT;
+	p->state = MFR_PAGE_STATE_KEPT;
+
+	xa_lock_irq(&mfr_poison);
+	/* A pfn unpoisoned (hwpoison-inject) and poisoned again: replace. */
+	old = __xa_store(&mfr_poison, pfn, p, GFP_KERNEL);
+	if (xa_is_err(old)) {
+		xa_unlock_irq(&mfr_poison);
+		kfree(p);
+		return xa_err(old);
+	}
+	ev.generation = mfr_state_changed();
+	mfr_poison_to_event(pfn, p, &ev);
+	xa_unlock_irq(&mfr_poison);
+	kfree(old);
+
+	mfr_event_send(&ev);
+	return 0;
+}
+
+/*
+ * The kept hugepage at @head_pfn falls back to the default handling: its
+ * pages are no longer kept.  Returns how many were.
+ */
+unsigned long mfr_poison_fall_back(unsigned long head_pfn, unsigned long nr)
+{
+	unsigned long pfn, count = 0;
+	struct mfr_poison *p;
+
+	xa_lock_irq(&mfr_poison);
+	xa_for_each_range(&mfr_poison, pfn, p, head_pfn, head_pfn + nr - 1) {
+		if (p->state != MFR_PAGE_STATE_KEPT)
+			continue;
+		p->state = MFR_PAGE_STATE_FALLBACK;
+		count++;
+	}
+	if (count)
+		mfr_state_changed();
+	xa_unlock_irq(&mfr_poison);
+	return count;
+}
+
+void mfr_poison_signalled(unsigned long pfn, struct task_struct *tsk,
+			  bool action_required)
+{
+	struct mfr_event ev = { .cmd = MFR_CMD_PAGE_CONSUMED_NTF };
+	struct mfr_poison *p;
+
+	atomic_long_inc(&mfr_stats.signals_sent);
+
+	xa_lock_irq(&mfr_poison);
+	p = xa_load(&mfr_poison, pfn);
+	if (!p) {
+		/* Signalled before the decision was recorded: a first error. */
+		xa_unlock_irq(&mfr_poison);
+		return;
+	}
+	if (action_required)
+		p->times_consumed++;
+	ev.generation = mfr_state_changed();
+	mfr_poison_to_event(pfn, p, &ev);
+	xa_unlock_irq(&mfr_poison);
+
+	ev.pid = task_tgid_nr(tsk);
+	get_task_comm(ev.comm, tsk);
+	ev.signal_code = action_required ? MFR_SIGNAL_CODE_ACTION_REQUIRED :
+					   MFR_SIGNAL_CODE_ACTION_OPTIONAL;
+	mfr_event_send(&ev);
+}
+
+/*
+ * Move the records of the hugepage of @nr pages at @head_pfn to @state.
+ * Any context.  Fills @first from one of them and returns false if the
+ * hugepage has none.
+ */
+bool mfr_poison_set_folio_state(unsigned long head_pfn, unsigned long nr,
+				u32 state, struct mfr_event *first)
+{
+	unsigned long pfn, flags;
+	struct mfr_poison *p;
+	bool found = false;
+
+	xa_lock_irqsave(&mfr_poison, flags);
+	xa_for_each_range(&mfr_poison, pfn, p, head_pfn, head_pfn + nr - 1) {
+		if (p->state == MFR_PAGE_STATE_FALLBACK)
+			continue;
+		if (!found)
+			mfr_poison_to_event(pfn, p, first);
+		p->state = state;
+		found = true;
+	}
+	if (found)
+		first->generation = mfr_state_changed();
+	xa_unlock_irqrestore(&mfr_poison, flags);
+	return found;
+}
+
+void mfr_poison_flush(void)
+{
+	struct mfr_poison *p;
+	unsigned long pfn;
+
+	xa_for_each(&mfr_poison, pfn, p)
+		kfree(p);
+	xa_destroy(&mfr_poison);
+}
+
+/* Resumes at the pfn after the last one sent. */
+int mfr_nl_poison_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	unsigned long *next_pfn = (unsigned long *)cb->ctx;
+	struct mfr_event ev = { .cmd = MFR_CMD_POISON_GET };
+	struct mfr_poison *p;
+	unsigned long pfn;
+	void *hdr;
+	int err = 0;
+
+	xa_lock_irq(&mfr_poison);
+	ev.generation = mfr_nl_dump_seq(cb);
+	xa_for_each_start(&mfr_poison, pfn, p, *next_pfn) {
+		hdr = mfr_nl_dump_put(skb, cb, MFR_CMD_POISON_GET);
+		if (!hdr) {
+			err = -EMSGSIZE;
+			break;
+		}
+		mfr_poison_to_event(pfn, p, &ev);
+		err = mfr_event_fill(skb, &ev);
+		if (err) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+		*next_pfn = pfn + 1;
+	}
+	xa_unlock_irq(&mfr_poison);
+	return mfr_nl_dump_done(skb, err);
+}

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Operator rules: which new HugeTLB memfds keep poisoned pages mapped,
+ * decided at memfd_create() so that unmodified VMMs are opted in.  Rules
+ * are tried in id order; the first one whose every criterion matches
+ * decides.
+ */
+#include <linux/cgroup.h>
+#include <linux/cred.h>
+#include <linux/glob.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <net/genetlink.h>
+
+#include "mfr-nl-gen.h"
+#include "netlink.h"
+#include "rules.h"
+#include "stats.h"
+
+/* Rules are matched at every HugeTLB memfd_create(): keep the list short. */
+#define MFR_RULES_MAX	256
+
+struct mfr_rule {
+	struct list_head node;
+	u32 id;
+	char *name_glob;	/* NULL: any name */
+	u64 cgroup_id;		/* 0: any cgroup */
+	char *cgroup_path;	/* how the operator named it, for dumps */
+	bool match_uid;
+	kuid_t uid;
+	bool keep;
+	u32 budget;
+};
+
+static LIST_HEAD(mfr_rules);
+static DEFINE_MUTEX(mfr_rules_lock);
+static unsigned int mfr_rules_nr;
+static u32 mfr_rules_last_id;
+
+static void mfr_rule_free(struct mfr_rule *rule)
+{
+	kfree(rule->name_glob);
+	kfree(rule->cgroup_path);
+	kfree(rule);
+}
+
+static bool mfr_cgroup_within(struct cgroup *cgrp, u64 ancestor_id)
+{
+	for (; cgrp; cgrp = cgroup_parent(cgrp))
+		if (cgroup_id(cgrp) == ancestor_id)
+			return true;
+	return false;
+}
+
+static bool mfr_rule_matches(const struct mfr_rule *rule, const char *name,
+			     struct cgroup *cgrp, kuid_t uid)
+{
+	if (rule->name_glob && !glob_match(rule->name_glob, name))
+		return false;
+	if (rule->cgroup_id && !mfr_cgroup_within(cgrp, rule->cgroup_id))
+		return false;
+	if (rule->match_uid && !uid_eq(rule->uid, uid))
+		return false;
+	return true;
+}
+
+/* @cgrp is held by the caller, which pins its ancestors too. */
+struct mfr_rule_verdict mfr_rules_match(const char *name, struct cgroup *cgrp,
+					kuid_t uid)
+{
+	struct mfr_rule_verdict verdict = {};
+	struct mfr_rule *rule;
+
+	mutex_lock(&mfr_rules_lock);
+	list_for_each_entry(rule, &mfr_rules, node) {
+		if (!mfr_rule_matches(rule, name, cgrp, uid))
+			continue;
+		verdict.rule_id = rule->id;
+		verdict.keep = rule->keep;
+		verdict.budget = rule->budget;
+		break;
+	}
+	mutex_unlock(&mfr_rules_lock);
+	return verdict;
+}
+
+unsigned int mfr_rules_count(void)
+{
+	return READ_ONCE(mfr_rules_nr);
+}
+
+void mfr_rules_flush(void)
+{
+	struct mfr_rule *rule, *tmp;
+
+	mutex_lock(&mfr_rules_lock);
+	list_for_each_entry_safe(rule, tmp, &mfr_rules, node) {
+		list_del(&rule->node);
+		mfr_rule_free(rule);
+	}
+	mfr_rules_nr = 0;
+	mutex_unlock(&mfr_rules_lock);
+}
+
+/* Resolve the cgroup criterion, given by id or by path, to id and path. */
+static int mfr_rule_set_cgroup(struct mfr_rule *rule, struct genl_info *info)
+{
+	struct nlattr *id_attr = info->attrs[MFR_A_RULE_CGROUP_ID];
+	struct nlattr *path_attr = info->attrs[MFR_A_RULE_CGROUP_PATH];
+	struct cgroup *cgrp;
+	char *buf;
+	int len;
+
+	if (id_attr && path_attr) {
+		NL_SET_ERR_MSG_ATTR(info->extack, path_attr,
+				    "give cgroup-id or cgroup-path, not both");
+		return -EINVAL;
+	}
+	if (path_attr) {
+		cgrp = cgroup_get_from_path(nla_data(path_attr));
+		if (IS_ERR(cgrp)) {
+			NL_SET_ERR_MSG_ATTR(info->extack, path_attr,
+					    "cgroup-path: no such cgroup v2");
+			return -ENOENT;
+		}
+	} else if (id_attr) {
+		cgrp = cgroup_get_from_id(nla_get_uint(id_attr));
+		if (IS_ERR(cgrp)) {
+			NL_SET_ERR_MSG_ATTR(info->extack, id_attr,
+					    "cgroup-id: no such cgroup v2");
+			return -ENOENT;
+		}
+	} else {
+		return 0;
+	}
+
+	rule->cgroup_id = cgroup_id(cgrp);
+	buf = kmalloc(PATH_MAX, GFP_KERNEL);
+	len = buf ? cgroup_path(cgrp, buf, PATH_MAX) : -ENOMEM;
+	cgroup_put(cgrp);
+	if (len >= 0)
+		rule->cgroup_path = kstrdup(buf, GFP_KERNEL);
+	kfree(buf);
+	return rule->cgroup_path ? 0 : -ENOMEM;
+}
+
+static int mfr_rule_parse(struct mfr_rule *rule, struct genl_info *info)
+{
+	struct nlattr **tb = info->attrs;
+
+	if (mfr_nl_missing(info, MFR_A_RULE_ACTION, "action"))
+		return -EINVAL;
+	rule->keep = nla_get_u32(tb[MFR_A_RULE_ACTION]) == MFR_POLICY_KEEP;
+
+	if (tb[MFR_A_RULE_BUDGET]) {
+		if (!rule->keep) {
+			NL_SET_ERR_MSG_ATTR(info->extack, tb[MFR_A_RULE_BUDGET],
+					    "budget: only for action keep");
+			return -EINVAL;
+		}
+		rule->budget = nla_get_u32(tb[MFR_A_RULE_BUDGET]);
+	}
+
+	if (tb[MFR_A_RULE_NAME_GLOB]) {
+		if (!*(char *)nla_data(tb[MFR_A_RULE_NAME_GLOB])) {
+			NL_SET_ERR_MSG_ATTR(info->extack, tb[MFR_A_RULE_NAME_GLOB],
+					    "name-glob: empty");
+			return -EINVAL;
+		}
+		rule->name_glob = nla_strdup(tb[MFR_A_RULE_NAME_GLOB],
+					     GFP_KERNEL);
+		if (!rule->name_glob)
+			return -ENOMEM;
+	}
+
+	if (tb[MFR_A_RULE_UID]) {
+		rule->uid = make_kuid(current_user_ns(),
+				      nla_get_u32(tb[MFR_A_RULE_UID]));
+		if (!uid_valid(rule->uid)) {
+			NL_SET_ERR_MSG_ATTR(info->extack, tb[MFR_A_RULE_UID],
+					    "uid: not valid in this user namespace");
+			return -EINVAL;
+		}
+		rule->match_uid = true;
+	}
+
+	return mfr_rule_set_cgroup(rule, info);
+}
+
+int mfr_nl_rule_add_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct mfr_rule *rule;
+	struct sk_buff *msg;
+	u64 generation;
+	void *hdr;
+	int err;
+
+	rule = kzalloc(sizeof(*rule), GFP_KERNEL);
+	if (!rule)
+		return -ENOMEM;
+	err = mfr_rule_parse(rule, info);
+	if (err)
+		goto err_free;
+
+	msg = mfr_nl_reply_new(info, &hdr);
+	if (!msg) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+
+	mutex_lock(&mfr_rules_lock);
+	if (mfr_rules_nr >= MFR_RULES_MAX || mfr_rules_last_id == U32_MAX) {
+		mutex_unlock(&mfr_rules_lock);
+		NL_SET_ERR_MSG_FMT(info->extack, "too many rules (at most %u)",
+				   MFR_RULES_MAX);
+		err = -ENOSPC;
+		goto err_msg;
+	}
+	rule->id = ++mfr_rules_last_id;
+	list_add_tail(&rule->node, &mfr_rules);
+	WRITE_ONCE(mfr_rules_nr, mfr_rules_nr + 1);
+	generation = mfr_state_changed();
+	mutex_unlock(&mfr_rules_lock);
+
+	if (nla_put_u32(msg, MFR_A_RULE_ID, rule->id) ||
+	    nla_put_uint(msg, MFR_A_RULE_GENERATION, generation)) {
+		/* The rule is in; only the reply is lost. */
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	return mfr_nl_reply_send(msg, hdr, info);
+
+err_msg:
+	nlmsg_free(msg);
+err_free:
+	mfr_rule_free(rule);
+	return err;
+}
+
+int mfr_nl_rule_del_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct mfr_rule *rule, *found = NULL;
+	u32 id;
+
+	if (mfr_nl_missing(info, MFR_A_RULE_ID, "id"))
+		return -EINVAL;
+	id = nla_get_u32(info->attrs[MFR_A_RULE_ID]);
+
+	mutex_lock(&mfr_rules_lock);
+	list_for_each_entry(rule, &mfr_rules, node) {
+		if (rule->id == id) {
+			found = rule;
+			list_del(&rule->node);
+			WRITE_ONCE(mfr_rules_nr, mfr_rules_nr - 1);
+			mfr_state_changed();
+			break;
+		}
+	}
+	mutex_unlock(&mfr_rules_lock);
+
+	if (!found) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[MFR_A_RULE_ID],
+				    "id: no such rule");
+		return -ENOENT;
+	}
+	mfr_rule_free(found);
+	return 0;
+}
+
+static int mfr_rule_fill(struct sk_buff *msg, const struct mfr_rule *rule,
+			 u64 generation)
+{
+	if (nla_put_u32(msg, MFR_A_RULE_ID, rule->id) ||
+	    (rule->name_glob &&
+	     nla_put_string(msg, MFR_A_RULE_NAME_GLOB, rule->name_glob)) ||
+	    (rule->cgroup_id &&
+	     (nla_put_uint(msg, MFR_A_RULE_CGROUP_ID, rule->cgroup_id) ||
+	      nla_put_string(msg, MFR_A_RULE_CGROUP_PATH, rule->cgroup_path))) ||
+	    (rule->match_uid &&
+	     nla_put_u32(msg, MFR_A_RULE_UID,
+			 from_kuid_munged(current_user_ns(), rule->uid))) ||
+	    nla_put_u32(msg, MFR_A_RULE_ACTION,
+			rule->keep ? MFR_POLICY_KEEP : MFR_POLICY_DEFAULT) ||
+	    (rule->budget && nla_put_u32(msg, MFR_A_RULE_BUDGET, rule->budget)) ||
+	    nla_put_uint(msg, MFR_A_RULE_GENERATION, generation))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* Resumes after the last rule id sent: ids only grow along the list. */
+int mfr_nl_rule_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	u32 *last_id = (u32 *)cb->ctx;
+	struct mfr_rule *rule;
+	u64 generation;
+	void *hdr;
+	int err = 0;
+
+	mutex_lock(&mfr_rules_lock);
+	generation = mfr_nl_dump_seq(cb);
+	list_for_each_entry(rule, &mfr_rules, node) {
+		if (rule->id <= *last_id)
+			continue;
+		hdr = mfr_nl_dump_put(skb, cb, MFR_CMD_RULE_GET);
+		if (!hdr) {
+			err = -EMSGSIZE;
+			break;
+		}
+		err = mfr_rule_fill(skb, rule, generation);
+		if (err) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+		*last_id = rule->id;
+	}
+	mutex_unlock(&mfr_rules_lock);
+	return mfr_nl_dump_done(skb, err);
+}

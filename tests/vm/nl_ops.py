@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Every operation of the mfr family through the kernel's YNL CLI, with the
+values expected after real (MADV_HWPOISON) errors: opt-in by name rule, by
+cgroup rule, memfd-set on a live memfd, budget fallback."""
+import os
+import subprocess
+
+from nltest import Workload, check, cli, dump, errno_of, finish, do, memfds, \
+    poison, status
+
+HP = 2 << 20
+EXPECT_KEPT = 'code=AR lsb=12 exact=1'
+
+# --- status-get, rule-add / rule-get / rule-del ---------------------------
+st = cli('--do', 'status-get')
+check(st['hooks-api-version'] == 5 and st['module-version'],
+      f"status-get: hook API 5 and a module version ({st})")
+base_gen = st['generation']
+
+rule = cli('--do', 'rule-add', '--json', '{"name-glob": "guest-ram*", "action": 1}')
+name_rule = rule['id']
+check(rule['generation'] > base_gen, f'rule-add returns an id and a newer generation ({rule})')
+rules = cli('--dump', 'rule-get')
+check(any(r['id'] == name_rule and r['name-glob'] == 'guest-ram*' and r['action'] == 1
+          for r in rules), f'rule-get lists the name rule ({rules})')
+
+# --- opt-in by name rule, errors, release --------------------------------
+w = Workload('guest-ram-ops', 2, ['ready:@a', 'wait:@b', 'poison:1', 'poison:2',
+                                  'read:0', 'read:3', 'ready:@c', 'wait:@d', 'close'])
+pid, fd, ino = w.ready('a')
+mfds = {m['inode']: m for m in cli('--dump', 'memfd-get')}
+m = mfds.get(ino, {})
+check(m.get('name') == 'guest-ram-ops' and m.get('rule-id') == name_rule and
+      m.get('policy') == 1 and m.get('pid') == pid and m.get('comm') == 'memfd_script' and
+      m.get('size') == 2 * HP and m.get('hugepage-size') == HP and m.get('state') == 0 and
+      m.get('raw-pages-poisoned') == 0 and m.get('cgroup-path'),
+      f'memfd-get: the memfd was opted in by the name rule, with its owner ({m})')
+w.go('b')
+w.ready('c')
+recs = [p for p in cli('--dump', 'poison-get') if p['inode'] == ino]
+check(sorted(p['offset'] for p in recs) == [4096, 8192] and
+      all(p['state'] == 0 and p['times-consumed'] == 1 and p['folio-size'] == HP and
+          p['head-pfn'] == p['pfn'] - p['offset'] // 4096 for p in recs),
+      f'poison-get: two kept pages with offsets, head pfn, one consumption each ({recs})')
+m = memfds()[ino]
+check(m['raw-pages-poisoned'] == 2 and m['state'] == 1,
+      f'memfd-get: 2 pages poisoned, state poisoned ({m})')
+w.go('d')
+w.finish()
+check(w.out[:4] == [f'sigbus 1 {EXPECT_KEPT}', f'sigbus 2 {EXPECT_KEPT}',
+                    'read 0 ok', 'read 3 ok'],
+      f'the workload got page-sized SIGBUSes and kept reading ({w.out})')
+recs = [p for p in poison().values() if p['inode'] == ino]
+check(len(recs) == 2 and all(p['state'] == 2 for p in recs),
+      f'poison-get: both pages offlined after close ({recs})')
+check(ino not in memfds(), 'memfd-get: the closed memfd is gone')
+
+# --- opt-in by cgroup rule ------------------------------------------------
+cg = '/sys/fs/cgroup'
+if not os.path.exists(cg + '/cgroup.procs'):
+    subprocess.run(['mount', '-t', 'cgroup2', 'none', cg], check=True)
+os.makedirs(cg + '/mfr-vmm', exist_ok=True)
+rule = cli('--do', 'rule-add', '--json',
+           '{"cgroup-path": "/mfr-vmm", "action": 1, "budget": 4}')
+cg_rule = rule['id']
+rules = {r['id']: r for r in cli('--dump', 'rule-get')}
+check(rules[cg_rule].get('cgroup-path') == '/mfr-vmm' and rules[cg_rule].get('cgroup-id')
+      and rules[cg_rule].get('budget') == 4, f'rule-get: the cgroup rule ({rules[cg_rule]})')
+enter = ['sh', '-c', f'echo $$ > {cg}/mfr-vmm/cgroup.procs && exec "$0" "$@"']
+w = Workload('vm-7-ram', 1, ['ready:@a', 'wait:@b', 'close'], prefix=enter)
+pid, fd, ino = w.ready('a')
+m = memfds().get(ino, {})
+check(m.get('rule-id') == cg_rule and m.get('cgroup-path') == '/mfr-vmm' and
+      m.get('budget') == 4, f'memfd-get: opted in by the cgroup rule, budget 4 ({m})')
+w.go('b')
+w.finish()
+
+# An unmatched memfd is not opted in.
+w = Workload('scratch', 1, ['ready:@a', 'wait:@b', 'close'])
+pid, fd, ino = w.ready('a')
+check(ino not in memfds(), 'a memfd no rule matches is not listed')
+
+# --- memfd-set on a live memfd, then budget fallback ----------------------
+reply = cli('--do', 'memfd-set', '--json',
+            f'{{"pid": {pid}, "fd": {fd}, "policy": 1, "budget": 2}}')
+check(reply['inode'] == ino and reply['policy'] == 1 and reply['budget'] == 2,
+      f'memfd-set keeps the live memfd with budget 2 ({reply})')
+m = memfds().get(ino, {})
+check(m.get('pid') == pid and 'rule-id' not in m, f'memfd-get lists it, owned by the workload ({m})')
+w.go('b')
+w.finish()
+
+before = status()
+w = Workload('scratch-2', 1, ['ready:@a', 'wait:@b', 'poison:0', 'poison:1', 'poison:2',
+                              'read:3', 'ready:@c', 'wait:@d', 'close'])
+pid, fd, ino = w.ready('a')
+do('memfd-set', {'pid': pid, 'fd': fd, 'policy': 1, 'budget': 2})
+w.go('b')
+w.ready('c')
+m = memfds()[ino]
+check(m['state'] == 2 and m['raw-pages-poisoned'] == 3,
+      f'memfd-get: over budget after the third error ({m})')
+recs = sorted((p for p in poison().values() if p['inode'] == ino), key=lambda p: p['offset'])
+check([p['state'] for p in recs] == [3, 3], f'poison-get: the two kept pages fell back ({recs})')
+after = status()
+check(after['budget-fallbacks'] == before['budget-fallbacks'] + 1,
+      'status: one budget fallback')
+e, ext = errno_of(lambda: do('memfd-set', {'pid': pid, 'fd': fd, 'policy': 0}))
+check(e == 16 and 'poisoned' in (ext or {}).get('msg', ''),
+      f'memfd-set default on a poisoned memfd: EBUSY ({e}, {ext})')
+w.go('d')
+w.finish()
+check(w.out == [f'sigbus 0 {EXPECT_KEPT}', f'sigbus 1 {EXPECT_KEPT}',
+                'sigbus 2 code=AR lsb=21 exact=1', 'read 3 sigbus lsb=21'],
+      f'past the budget: hugepage-sized SIGBUS, the hugepage is gone ({w.out})')
+
+# memfd-set default on a kept, clean memfd
+w = Workload('scratch-3', 1, ['ready:@a', 'wait:@b', 'close'], keep=True)
+pid, fd, ino = w.ready('a')
+kept = status()['memfds-kept']
+reply = cli('--do', 'memfd-set', '--json', f'{{"pid": {pid}, "fd": {fd}, "policy": 0}}')
+check(reply['policy'] == 0 and ino not in memfds() and status()['memfds-kept'] == kept - 1,
+      f'memfd-set default releases a clean kept memfd ({reply})')
+w.go('b')
+w.finish()
+
+for rid in (name_rule, cg_rule):
+    cli('--do', 'rule-del', '--json', f'{{"id": {rid}}}')
+check(not any(r['id'] in (name_rule, cg_rule) for r in dump('rule-get')),
+      'rule-del removed both rules')
+os.rmdir(cg + '/mfr-vmm')
+finish()

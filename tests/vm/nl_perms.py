@@ -1,0 +1,37 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Permission checks, run under reduced credentials by t-permissions.sh.
+
+  nl_perms.py nobody          every request but status-get: EPERM; no events
+  nl_perms.py noptrace PID FD memfd-set on a process we may not ptrace: EPERM
+"""
+import errno
+import sys
+
+from nltest import NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST, Raw, check, errname, family, \
+    finish, u32
+
+raw = Raw()
+EPERM = errno.EPERM
+
+if sys.argv[1] == 'nobody':
+    e, msg, _, _ = raw.request(1)
+    check(e == 0, f'status-get works ({errname(e)})')
+    for name, cmd, payload, flags in (
+            ('rule-add', 2, u32(6, 1), 0), ('rule-del', 3, u32(1, 1), 0),
+            ('rule-get', 4, b'', NLM_F_DUMP), ('memfd-get', 5, b'', NLM_F_DUMP),
+            ('memfd-set', 6, u32(3, 1) + u32(14, 0) + u32(9, 1), 0),
+            ('poison-get', 7, b'', NLM_F_DUMP)):
+        e, msg, _, _ = raw.request(cmd, payload, NLM_F_REQUEST | NLM_F_ACK | flags)
+        check(e == EPERM, f'{name}: EPERM (got {errname(e)})')
+    try:
+        family().ntf_subscribe('events')
+        joined = 0
+    except OSError as err:
+        joined = err.errno
+    check(joined == EPERM, f'joining "events": EPERM (got {errname(joined)})')
+else:
+    pid, fd = int(sys.argv[2]), int(sys.argv[3])
+    e, msg, _, _ = raw.request(6, u32(3, pid) + u32(14, fd) + u32(9, 1))
+    check(e == EPERM and 'ptrace' in msg,
+          f'memfd-set without ptrace rights on the target: EPERM (got {errname(e)}, "{msg}")')
+finish()
