@@ -248,6 +248,7 @@ static int error_cb(struct sockaddr_nl *who, struct nlmsgerr *err, void *arg)
 	(void)who;
 	r->done = true;
 	r->error = err->error < 0 ? err->error : -EPROTO;
+	clear_error(r->g);
 	r->g->err.errnum = -r->error;
 	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
 		hlen += (int)err->msg.nlmsg_len - NLMSG_HDRLEN;
@@ -277,6 +278,7 @@ static int finish_cb(struct nl_msg *msg, void *arg)
 	memcpy(&err, nlmsg_data(nlh), sizeof(err));
 	if (err < 0) {
 		r->error = err;
+		clear_error(r->g);
 		r->g->err.errnum = -err;
 		read_ext_ack(r, nlh, sizeof(err));
 	}
@@ -367,8 +369,18 @@ static int valid_cb(struct nl_msg *msg, void *arg)
 		r->error = ret;
 	else if (ret > 0)
 		r->stopped = true;
-	/* Events come one per datagram: stopping drops nothing unread. */
+	/*
+	 * A request is read up to its ACK or end of dump, so that the next
+	 * one does not find its leftovers; events have no end to wait for.
+	 */
 	return r->stopped && !r->req ? NL_STOP : NL_OK;
+}
+
+static int any_seq(struct nl_msg *msg, void *arg)
+{
+	(void)msg;
+	(void)arg;
+	return NL_OK;
 }
 
 static struct nl_cb *request_callbacks(struct request *r)
@@ -505,8 +517,6 @@ int mfr_genl_subscribe(struct mfr_genl *g)
 	ret = nl_socket_add_membership(g->sk, grp);
 	if (ret < 0)
 		return libnl_error(g, ret);
-	/* Events are not answers to requests: no sequence to check. */
-	nl_socket_disable_seq_check(g->sk);
 	ret = nl_socket_set_nonblocking(g->sk);
 	if (ret < 0)
 		return libnl_error(g, ret);
@@ -524,6 +534,8 @@ int mfr_genl_recv_events(struct mfr_genl *g, mfr_genl_cb cb, void *arg)
 	ncb = request_callbacks(&r);
 	if (!ncb)
 		return fail(g, ENOMEM, "");
+	/* Events are not answers to requests: no sequence to check. */
+	nl_cb_set(ncb, NL_CB_SEQ_CHECK, NL_CB_CUSTOM, any_seq, NULL);
 	ret = nl_recvmsgs_report(g->sk, ncb);
 	nl_cb_put(ncb);
 	/* recvmsg() failing with ENOBUFS is what libnl calls NLE_NOMEM */

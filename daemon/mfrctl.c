@@ -16,28 +16,69 @@
 struct command {
 	const char *area;	/* first word */
 	const char *verb;	/* second word, NULL for one-word commands */
-	const char *synopsis;	/* the rest of the usage line */
+	const char *synopsis;	/* arguments; '\n' continues the line */
+	const char *help;
+	const char *denied;	/* why EPERM, if not for CAP_SYS_ADMIN */
 	unsigned int nargs;	/* positional arguments after the words */
 	unsigned int opts;	/* OPT_* it takes */
-	int (*parse)(struct mfrctl *ctl, char **args);
+	int (*parse)(struct mfrctl *ctl, char **args);	/* may be NULL */
 	int (*run)(struct mfrctl *ctl);
 };
 
 static const struct command commands[] = {
-	{ "status", NULL, "", 0, 0, NULL, status_run },
-	{ "stats", NULL, "", 0, 0, NULL, stats_run },
-	{ "rules", "list", "", 0, 0, NULL, rules_list_run },
-	{ "rules", "add",
-	  "[--name GLOB] [--cgroup PATH | --cgroup-id ID] [--uid UID]\n"
-	  "                  --action keep|default [--budget N]",
-	  0, OPT_NAME | OPT_CGROUP | OPT_CGROUP_ID | OPT_UID | OPT_ACTION |
-	  OPT_BUDGET, rules_add_parse, rules_add_run },
-	{ "rules", "del", "ID", 1, 0, rules_del_parse, rules_del_run },
-	{ "memfd", "list", "", 0, 0, NULL, memfd_list_run },
-	{ "memfd", "set", "PID FD keep|default [--budget N]", 3, OPT_BUDGET,
-	  memfd_set_parse, memfd_set_run },
-	{ "poison", "list", "", 0, 0, NULL, poison_list_run },
-	{ "monitor", NULL, "[--count N]", 0, OPT_COUNT, NULL, monitor_run },
+	{
+		.area = "status",
+		.help = "the module's versions, state generation and counters",
+		.run = status_run,
+	}, {
+		.area = "stats",
+		.help = "every counter, one \"name value\" line each",
+		.run = stats_run,
+	}, {
+		.area = "rules", .verb = "list",
+		.help = "the rules, in the order they are tried",
+		.run = rules_list_run,
+	}, {
+		.area = "rules", .verb = "add",
+		.synopsis = "[--name GLOB] [--cgroup PATH | --cgroup-id ID] "
+			    "[--uid UID]\n--action keep|default [--budget N]",
+		.help = "add a rule for memfds created from now on; "
+			"prints its id",
+		.opts = OPT_NAME | OPT_CGROUP | OPT_CGROUP_ID | OPT_UID |
+			OPT_ACTION | OPT_BUDGET,
+		.parse = rules_add_parse,
+		.run = rules_add_run,
+	}, {
+		.area = "rules", .verb = "del",
+		.synopsis = "ID",
+		.help = "delete a rule",
+		.nargs = 1,
+		.parse = rules_del_parse,
+		.run = rules_del_run,
+	}, {
+		.area = "memfd", .verb = "list",
+		.help = "the memfds that keep poisoned pages mapped",
+		.run = memfd_list_run,
+	}, {
+		.area = "memfd", .verb = "set",
+		.synopsis = "PID FD keep|default [--budget N]",
+		.help = "set the policy of memfd FD of process PID",
+		.denied = "needs CAP_SYS_ADMIN and the right to ptrace PID",
+		.nargs = 3,
+		.opts = OPT_BUDGET,
+		.parse = memfd_set_parse,
+		.run = memfd_set_run,
+	}, {
+		.area = "poison", .verb = "list",
+		.help = "the poisoned 4 KiB pages of kept hugepages",
+		.run = poison_list_run,
+	}, {
+		.area = "monitor",
+		.synopsis = "[--count N]",
+		.help = "print events as they come, or the first N",
+		.opts = OPT_COUNT,
+		.run = monitor_run,
+	},
 };
 
 /* Long-only options take values past the char range. */
@@ -81,6 +122,24 @@ static void command_name(const struct command *c, char *buf, size_t size)
 		 c->verb ?: "");
 }
 
+/* "<prefix>rules add [--name GLOB] ...", continuation lines aligned */
+static void print_synopsis(FILE *f, const char *prefix,
+			   const struct command *c)
+{
+	const char *s = c->synopsis ?: "";
+	char name[32];
+	int indent;
+
+	command_name(c, name, sizeof(name));
+	indent = fprintf(f, "%s%s%s", prefix, name, *s ? " " : "");
+	for (; *s; s++) {
+		fputc(*s, f);
+		if (*s == '\n')
+			fprintf(f, "%*s", indent, "");
+	}
+	fputc('\n', f);
+}
+
 static void print_help(void)
 {
 	size_t i;
@@ -88,10 +147,10 @@ static void print_help(void)
 	printf("Usage: mfrctl [-j] COMMAND [ARGS]\n"
 	       "Steer and observe per-memfd memory-failure recovery (mfr.ko).\n"
 	       "\nCommands:\n");
-	for (i = 0; i < ARRAY_SIZE(commands); i++)
-		printf("  %s%s%s%s%s\n", commands[i].area,
-		       commands[i].verb ? " " : "", commands[i].verb ?: "",
-		       *commands[i].synopsis ? " " : "", commands[i].synopsis);
+	for (i = 0; i < ARRAY_SIZE(commands); i++) {
+		print_synopsis(stdout, "  ", &commands[i]);
+		printf("      %s\n", commands[i].help);
+	}
 	printf("\nOptions:\n"
 	       "  -j, --json     JSON output: one document per command,\n"
 	       "                 one object per line for monitor\n"
@@ -112,9 +171,7 @@ int usage_error(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	if (c)
-		fprintf(stderr, "usage: mfrctl %s%s%s%s%s\n", c->area,
-			c->verb ? " " : "", c->verb ?: "",
-			*c->synopsis ? " " : "", c->synopsis);
+		print_synopsis(stderr, "usage: mfrctl ", c);
 	fputs("Try 'mfrctl --help' for more information.\n", stderr);
 	return EXIT_USAGE;
 }
@@ -181,7 +238,7 @@ int mfrctl_fail(struct mfrctl *ctl, int err)
 				": %sattribute %s",
 				e->attr_missing ? "missing " : "", e->attr);
 		if ((err == -EPERM || err == -EACCES) && !e->msg[0] && !e->attr)
-			fputs(": needs CAP_SYS_ADMIN", stderr);
+			fprintf(stderr, ": %s", ctl->denied);
 	}
 	fputc('\n', stderr);
 	return err == -EPERM || err == -EACCES ? EXIT_DENIED : EXIT_FAILED;
@@ -319,7 +376,7 @@ static int parse_command_line(struct mfrctl *ctl, int argc, char **argv,
 			return usage_error("option '%s' needs a value",
 					   argv[optind - 1]);
 		case '?':
-			if (optopt)
+			if (optopt && strncmp(argv[optind - 1], "--", 2))
 				return usage_error("unknown option '-%c'",
 						   optopt);
 			return usage_error("unknown option '%s'",
@@ -361,8 +418,8 @@ static int parse_command_line(struct mfrctl *ctl, int argc, char **argv,
 static int flush_output(const char *what, int status)
 {
 	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "mfrctl: %s: writing the output: %s\n", what,
-			strerror(errno));
+		fprintf(stderr, "mfrctl: %s%swriting the output: %s\n",
+			what ?: "", what ? ": " : "", strerror(errno));
 		return status ?: EXIT_FAILED;
 	}
 	return status;
@@ -378,11 +435,12 @@ int main(int argc, char **argv)
 
 	ret = parse_command_line(&ctl, argc, argv, &c, &args);
 	if (ret == PARSE_DONE)
-		return flush_output("--help", EXIT_OK);
+		return flush_output(NULL, EXIT_OK);
 	if (ret)
 		return ret;
 	command_name(c, what, sizeof(what));
 	ctl.what = what;
+	ctl.denied = c->denied ?: "needs CAP_SYS_ADMIN";
 	if (c->parse) {
 		ret = c->parse(&ctl, args);
 		if (ret)

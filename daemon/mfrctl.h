@@ -31,6 +31,7 @@ enum {
 
 struct mfrctl {
 	const char *what;	/* the command, as errors name it */
+	const char *denied;	/* the likely reason of an EPERM */
 	bool json;
 	struct mfr_genl *genl;
 

@@ -261,7 +261,7 @@ char *attr_text(const struct mfr_attr_set *set, unsigned int attr,
 
 	switch (attr_display(set, attr)) {
 	case SHOW_HEX:
-		return asprintf(&s, "%#" PRIx64, v) < 0 ? NULL : s;
+		return asprintf(&s, "0x%" PRIx64, v) < 0 ? NULL : s;
 	case SHOW_SIZE:
 		return size_text(v);
 	case SHOW_BUDGET:

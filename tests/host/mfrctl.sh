@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# mfrctl on the host, where no mfr module is loaded: the missing family
+# and usage errors give their exit status and one clear message, --help
+# works, and the man page renders without warnings.  Runs the ASan and
+# UBSan build, so a leak or undefined behaviour on these paths fails too.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+make -s -C "$root/daemon" O="$root/build/daemon" asan
+mfrctl=$root/build/daemon/asan/mfrctl
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# A sanitizer report must not pass for one of the statuses under test.
+export ASAN_OPTIONS=detect_leaks=1:exitcode=99
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+checks=0
+failed=0
+fail() {
+	echo "FAIL: $*"
+	sed 's/^/    stderr: /' "$tmp/err"
+	failed=$((failed + 1))
+}
+
+# run STATUS ARGS...: mfrctl ARGS exits with STATUS; output in $tmp/out, err
+run() {
+	local want=$1 rc=0
+	shift
+	checks=$((checks + 1))
+	"$mfrctl" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	[ "$rc" = "$want" ] || { fail "mfrctl $*: exit $rc, want $want"; return 1; }
+}
+
+# No module: exit 3, nothing on stdout, exactly one line on stderr.
+not_loaded() {
+	run 3 "$@" || return 0
+	if [ -s "$tmp/out" ] || [ "$(wc -l <"$tmp/err")" != 1 ] ||
+		! grep -q '^mfrctl: the mfr module is not loaded' "$tmp/err"; then
+		fail "mfrctl $*: want one line saying the module is not loaded"
+	fi
+}
+
+# Usage error: exit 2, nothing on stdout, the message first on stderr.
+usage() {
+	local want=$1
+	shift
+	run 2 "$@" || return 0
+	if [ -s "$tmp/out" ] || ! head -n1 "$tmp/err" | grep -q "^mfrctl: .*$want"; then
+		fail "mfrctl $*: want a message about '$want'"
+	fi
+}
+
+if [ -d /sys/module/mfr ]; then
+	echo "mfr.ko is loaded on this host: not-loaded checks skipped"
+else
+	not_loaded status
+	not_loaded -j status
+	not_loaded stats
+	not_loaded rules list
+	not_loaded monitor --count 1
+fi
+
+usage "unknown command 'frobnicate'" frobnicate
+usage "unknown command 'rules frob'" rules frob
+usage "missing subcommand" rules
+usage "invalid rule id 'notanumber'" rules del notanumber
+usage "missing argument" rules del
+usage "unexpected argument '2'" rules del 1 2
+usage "invalid policy 'bogus'" memfd set 1 2 bogus
+usage "invalid pid '0'" memfd set 0 2 keep
+usage "--action keep|default is required" rules add --name 'qemu-*'
+usage "invalid budget '-1'" rules add --action keep --budget -1
+usage "invalid budget '99999999999'" rules add --action keep --budget 99999999999
+usage "invalid budget '0x10'" -j rules add --action keep --budget 0x10
+usage "invalid action 'maybe'" rules add --action maybe
+usage "not both" rules add --action keep --cgroup /a --cgroup-id 7
+usage "option --count does not apply" rules list --count 3
+usage "option --budget given twice" memfd set 1 2 keep --budget 1 --budget 2
+usage "invalid count '0'" monitor --count 0
+usage "unknown option '--frob'" status --frob
+usage "needs a value" monitor --count
+
+run 0 --help && { grep -q '^Usage: mfrctl' "$tmp/out" || fail "mfrctl --help: no usage text"; }
+version=$(sed -n 's/^#define MFR_VERSION "\(.*\)"/\1/p' "$root/module/version.h")
+run 0 -V && { [ "$(cat "$tmp/out")" = "mfrctl $version" ] || fail "mfrctl -V: $(cat "$tmp/out")"; }
+
+checks=$((checks + 1))
+if ! groff -man -ww -z "$root/daemon/mfrctl.8" >"$tmp/err" 2>&1 || [ -s "$tmp/err" ]; then
+	fail "daemon/mfrctl.8 does not render cleanly with groff -man -ww"
+fi
+
+if [ "$failed" != 0 ]; then
+	echo "$failed of $checks checks failed"
+	exit 1
+fi
+echo "all $checks checks passed"
