@@ -318,6 +318,7 @@ static int deliver(struct request *r, struct nl_msg *msg)
 		switch (set->attrs[i].type) {
 		case MFR_ATTR_U32:
 			policy[i].type = NLA_U32;
+			policy[i].maxlen = sizeof(uint32_t);
 			break;
 		case MFR_ATTR_UINT:
 			policy[i].minlen = sizeof(uint32_t);

@@ -185,7 +185,7 @@ const char *mfr_event_name(uint8_t cmd)
 	return c ? c->event : NULL;
 }
 
-const char *mfr_enum_name(const struct mfr_enum *e, uint32_t value)
+const char *mfr_enum_name(const struct mfr_enum *e, uint64_t value)
 {
 	return value < e->count ? e->names[value] : NULL;
 }

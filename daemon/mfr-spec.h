@@ -69,7 +69,7 @@ const char *mfr_cmd_name(uint8_t cmd);
 const char *mfr_event_name(uint8_t cmd);
 
 /* An enum value's name, NULL if the value is out of range. */
-const char *mfr_enum_name(const struct mfr_enum *e, uint32_t value);
+const char *mfr_enum_name(const struct mfr_enum *e, uint64_t value);
 
 /* The value of an enum name, or -1 if there is no such name. */
 int mfr_enum_value(const struct mfr_enum *e, const char *name);

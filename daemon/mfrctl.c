@@ -18,7 +18,7 @@ struct command {
 	const char *verb;	/* second word, NULL for one-word commands */
 	const char *synopsis;	/* arguments; '\n' continues the line */
 	const char *help;
-	const char *denied;	/* why EPERM, if not for CAP_SYS_ADMIN */
+	const char *denied;	/* why a bare EPERM, if not the default */
 	unsigned int nargs;	/* positional arguments after the words */
 	unsigned int opts;	/* OPT_* it takes */
 	int (*parse)(struct mfrctl *ctl, char **args);	/* may be NULL */
@@ -63,7 +63,6 @@ static const struct command commands[] = {
 		.area = "memfd", .verb = "set",
 		.synopsis = "PID FD keep|default [--budget N]",
 		.help = "set the policy of memfd FD of process PID",
-		.denied = "needs CAP_SYS_ADMIN and the right to ptrace PID",
 		.nargs = 3,
 		.opts = OPT_BUDGET,
 		.parse = memfd_set_parse,
@@ -76,6 +75,8 @@ static const struct command commands[] = {
 		.area = "monitor",
 		.synopsis = "[--count N]",
 		.help = "print events as they come, or the first N",
+		/* the group is CAP_SYS_ADMIN's; ops also need CAP_NET_ADMIN */
+		.denied = "needs CAP_SYS_ADMIN",
 		.opts = OPT_COUNT,
 		.run = monitor_run,
 	},
@@ -219,6 +220,14 @@ int parse_policy(const char *what, const char *s, uint32_t *out)
 	return 0;
 }
 
+/* Whether an extack message starts by naming attr ("id: no such rule"). */
+static bool names_attr(const char *msg, const char *attr)
+{
+	size_t len = strlen(attr);
+
+	return !strncmp(msg, attr, len) && msg[len] == ':';
+}
+
 int mfrctl_fail(struct mfrctl *ctl, int err)
 {
 	const struct mfr_genl_error *e =
@@ -233,7 +242,7 @@ int mfrctl_fail(struct mfrctl *ctl, int err)
 	if (e && e->errnum == -err) {
 		if (e->msg[0])
 			fprintf(stderr, ": %s", e->msg);
-		if (e->attr)
+		if (e->attr && !names_attr(e->msg, e->attr))
 			fprintf(stderr, e->msg[0] ? " (%sattribute %s)" :
 				": %sattribute %s",
 				e->attr_missing ? "missing " : "", e->attr);
@@ -440,7 +449,8 @@ int main(int argc, char **argv)
 		return ret;
 	command_name(c, what, sizeof(what));
 	ctl.what = what;
-	ctl.denied = c->denied ?: "needs CAP_SYS_ADMIN";
+	/* a refusal without a message comes from genl's admin-perm check */
+	ctl.denied = c->denied ?: "needs CAP_NET_ADMIN and CAP_SYS_ADMIN";
 	if (c->parse) {
 		ret = c->parse(&ctl, args);
 		if (ret)
