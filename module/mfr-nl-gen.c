@@ -60,6 +60,7 @@ static const struct genl_split_ops mfr_nl_ops[] = {
 	},
 	{
 		.cmd		= MFR_CMD_RULE_ADD,
+		.pre_doit	= mfr_nl_pre_doit,
 		.doit		= mfr_nl_rule_add_doit,
 		.policy		= mfr_rule_add_nl_policy,
 		.maxattr	= MFR_A_RULE_BUDGET,
@@ -67,6 +68,7 @@ static const struct genl_split_ops mfr_nl_ops[] = {
 	},
 	{
 		.cmd		= MFR_CMD_RULE_DEL,
+		.pre_doit	= mfr_nl_pre_doit,
 		.doit		= mfr_nl_rule_del_doit,
 		.policy		= mfr_rule_del_nl_policy,
 		.maxattr	= MFR_A_RULE_ID,
@@ -74,16 +76,19 @@ static const struct genl_split_ops mfr_nl_ops[] = {
 	},
 	{
 		.cmd	= MFR_CMD_RULE_GET,
+		.start	= mfr_nl_dump_start,
 		.dumpit	= mfr_nl_rule_get_dumpit,
 		.flags	= GENL_ADMIN_PERM | GENL_CMD_CAP_DUMP,
 	},
 	{
 		.cmd	= MFR_CMD_MEMFD_GET,
+		.start	= mfr_nl_dump_start,
 		.dumpit	= mfr_nl_memfd_get_dumpit,
 		.flags	= GENL_ADMIN_PERM | GENL_CMD_CAP_DUMP,
 	},
 	{
 		.cmd		= MFR_CMD_MEMFD_SET,
+		.pre_doit	= mfr_nl_pre_doit,
 		.doit		= mfr_nl_memfd_set_doit,
 		.policy		= mfr_memfd_set_nl_policy,
 		.maxattr	= MFR_A_MEMFD_FD,
@@ -91,6 +96,7 @@ static const struct genl_split_ops mfr_nl_ops[] = {
 	},
 	{
 		.cmd	= MFR_CMD_POISON_GET,
+		.start	= mfr_nl_dump_start,
 		.dumpit	= mfr_nl_poison_get_dumpit,
 		.flags	= GENL_ADMIN_PERM | GENL_CMD_CAP_DUMP,
 	},

@@ -11,6 +11,10 @@
 
 #include <uapi/linux/mfr.h>
 
+int mfr_nl_pre_doit(const struct genl_split_ops *ops, struct sk_buff *skb,
+		    struct genl_info *info);
+int mfr_nl_dump_start(struct netlink_callback *cb);
+
 int mfr_nl_status_get_doit(struct sk_buff *skb, struct genl_info *info);
 int mfr_nl_rule_add_doit(struct sk_buff *skb, struct genl_info *info);
 int mfr_nl_rule_del_doit(struct sk_buff *skb, struct genl_info *info);

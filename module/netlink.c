@@ -14,6 +14,27 @@
 #include "stats.h"
 #include "version.h"
 
+/*
+ * Beyond admin-perm (CAP_NET_ADMIN): the operations show pfns and touch
+ * other processes' memory, which is CAP_SYS_ADMIN's business.
+ */
+int mfr_nl_pre_doit(const struct genl_split_ops *ops, struct sk_buff *skb,
+		    struct genl_info *info)
+{
+	if (netlink_capable(skb, CAP_SYS_ADMIN))
+		return 0;
+	NL_SET_ERR_MSG(info->extack, "needs CAP_SYS_ADMIN");
+	return -EPERM;
+}
+
+int mfr_nl_dump_start(struct netlink_callback *cb)
+{
+	if (netlink_capable(cb->skb, CAP_SYS_ADMIN))
+		return 0;
+	NL_SET_ERR_MSG(cb->extack, "needs CAP_SYS_ADMIN");
+	return -EPERM;
+}
+
 bool mfr_nl_missing(struct genl_info *info, unsigned int attr,
 		    const char *name)
 {

@@ -75,13 +75,17 @@ static bool mfr_file_is_hugetlb(struct file *file)
 	return file_inode(file)->i_sb->s_magic == HUGETLBFS_MAGIC;
 }
 
-/* memfds are unlinked hugetlbfs files named by memfd_create(). */
+/*
+ * memfd_create() makes a pseudo file (no parent, never hashed) named
+ * "memfd:" and the user's name; returns that name, or NULL for any other
+ * file.
+ */
 static const char *mfr_memfd_name(struct file *file)
 {
 	struct dentry *dentry = file->f_path.dentry;
 	const char *name = dentry->d_name.name;
 
-	if (!d_unlinked(dentry) ||
+	if (!IS_ROOT(dentry) || !d_unhashed(dentry) ||
 	    strncmp(name, MFR_MEMFD_PREFIX, sizeof(MFR_MEMFD_PREFIX) - 1))
 		return NULL;
 	return name + sizeof(MFR_MEMFD_PREFIX) - 1;

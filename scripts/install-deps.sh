@@ -23,6 +23,8 @@ packages=(
 	python3-ply python3-git
 	# mfrctl and mfrd
 	pkg-config libnl-3-dev libnl-genl-3-dev libjson-c-dev
+	# man page checks
+	groff-base
 )
 
 missing=()

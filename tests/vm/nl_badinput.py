@@ -21,16 +21,16 @@ raw = Raw()
 keep = u32(R_ACTION, 1)
 
 
-def expect(what, cmd, payload, want_errno, want_msg=None, want_miss=None):
+def expect(what, cmd, payload, want_errno, want_msg=None, want_miss=None, silent=False):
     e, msg, miss, offs = raw.request(cmd, payload)
     ok = e == want_errno
     if want_msg is not None:
         ok = ok and want_msg in msg
     if want_miss is not None:
         ok = ok and miss == want_miss
-    else:
-        # Without a missing-attribute report, the message or the offset
-        # of the offending attribute must say what was wrong.
+    elif not silent:
+        # Without a missing-attribute report, a message must say what
+        # was wrong.
         ok = ok and bool(msg)
     check(ok, f'{what}: {errname(want_errno)} (got {errname(e)}, "{msg}", miss={miss}, offset={offs})')
 
@@ -46,7 +46,7 @@ expect('rule-add budget out of range', RULE_ADD, keep + u32(R_BUDGET, 1048577), 
 expect('rule-add budget with action default', RULE_ADD, u32(R_ACTION, 0) + u32(R_BUDGET, 3),
        EINVAL, 'budget')
 expect('rule-add empty name-glob', RULE_ADD, keep + attr(R_GLOB, ''), EINVAL, 'name-glob')
-expect('rule-add name-glob too long', RULE_ADD, keep + attr(R_GLOB, 'g' * 300), ERANGE)
+expect('rule-add name-glob too long', RULE_ADD, keep + attr(R_GLOB, 'g' * 300), EINVAL)
 expect('rule-add name-glob not terminated', RULE_ADD, keep + attr(R_GLOB, b'abcd'), EINVAL)
 expect('rule-add cgroup-id 0', RULE_ADD, keep + u64(R_CGID, 0), ERANGE)
 expect('rule-add unknown cgroup-id', RULE_ADD, keep + u64(R_CGID, 1 << 40), ENOENT, 'cgroup-id')
@@ -56,13 +56,16 @@ expect('rule-add cgroup-id and cgroup-path', RULE_ADD,
        keep + u64(R_CGID, 1) + attr(R_CGPATH, '/'), EINVAL, 'not both')
 expect('rule-add uid of the wrong type', RULE_ADD, keep + attr(R_UID, 'root'), EINVAL)
 expect('rule-add unknown attribute', RULE_ADD, keep + u32(42, 1), EINVAL)
-expect('rule-add truncated attribute', RULE_ADD, keep + b'\x08\x00\x07\x00\x01', EINVAL)
+# The core rejects a truncated attribute stream before any policy: no
+# extack message, only the errno.
+expect('rule-add truncated attribute', RULE_ADD, keep + b'\x08\x00\x07\x00\x01', EINVAL,
+       silent=True)
 
 # rule-del
 expect('rule-del without id', RULE_DEL, b'', EINVAL, 'id', R_ID)
 expect('rule-del id 0', RULE_DEL, u32(R_ID, 0), ERANGE)
 expect('rule-del unknown id', RULE_DEL, u32(R_ID, 987654), ENOENT, 'no such rule')
-expect('rule-del id of the wrong type', RULE_DEL, attr(R_ID, 'one'), EINVAL)
+expect('rule-del id of the wrong type', RULE_DEL, attr(R_ID, b'\1\0'), EINVAL)
 
 # memfd-set: the files it may be pointed at
 w = Workload('bad-input', 1, ['ready:@a', 'wait:@b', 'close'])

@@ -32,9 +32,10 @@ def apply(state, ev):
     elif kind == 'page-consumed-ntf':
         pages[a['pfn']] = (pages[a['pfn']][0], a['times-consumed'])
     elif kind in ('folio-pending-ntf', 'folio-offlined-ntf'):
-        new = 1 if kind == 'folio-pending-ntf' else 2
+        new = 'pending' if kind == 'folio-pending-ntf' else 'offlined'
         for pfn, (st, n) in pages.items():
-            if a['head-pfn'] <= pfn < a['head-pfn'] + a['folio-size'] // 4096 and st != 3:
+            if a['head-pfn'] <= pfn < a['head-pfn'] + a['folio-size'] // 4096 and \
+                    st != 'fallback':
                 pages[pfn] = (new, n)
 
 
@@ -79,7 +80,7 @@ check(seq_a == ['memfd-kept-ntf', 'page-poisoned-ntf', 'page-consumed-ntf',
       f'memfd ev-a: every transition, in order ({seq_a})')
 consumed = [ev['msg'] for ev in events if ev['name'] == 'page-consumed-ntf'
             and ev['msg']['inode'] == ino_a]
-check(all(c['signal-code'] == 0 and c['comm'] == 'memfd_script' and c['pid'] > 0
+check(all(c['signal-code'] == 'action-required' and c['comm'] == 'memfd_script' and c['pid'] > 0
           for c in consumed), f'consumption events name the task, action required ({consumed})')
 off = [ev['msg'] for ev in events
        if ev['name'] == 'folio-offlined-ntf' and ev['msg']['inode'] == ino_a]

@@ -21,7 +21,7 @@ rule = cli('--do', 'rule-add', '--json', '{"name-glob": "guest-ram*", "action": 
 name_rule = rule['id']
 check(rule['generation'] > base_gen, f'rule-add returns an id and a newer generation ({rule})')
 rules = cli('--dump', 'rule-get')
-check(any(r['id'] == name_rule and r['name-glob'] == 'guest-ram*' and r['action'] == 1
+check(any(r['id'] == name_rule and r['name-glob'] == 'guest-ram*' and r['action'] == 'keep'
           for r in rules), f'rule-get lists the name rule ({rules})')
 
 # --- opt-in by name rule, errors, release --------------------------------
@@ -31,19 +31,19 @@ pid, fd, ino = w.ready('a')
 mfds = {m['inode']: m for m in cli('--dump', 'memfd-get')}
 m = mfds.get(ino, {})
 check(m.get('name') == 'guest-ram-ops' and m.get('rule-id') == name_rule and
-      m.get('policy') == 1 and m.get('pid') == pid and m.get('comm') == 'memfd_script' and
-      m.get('size') == 2 * HP and m.get('hugepage-size') == HP and m.get('state') == 0 and
+      m.get('policy') == 'keep' and m.get('pid') == pid and m.get('comm') == 'memfd_script' and
+      m.get('size') == 2 * HP and m.get('hugepage-size') == HP and m.get('state') == 'clean' and
       m.get('raw-pages-poisoned') == 0 and m.get('cgroup-path'),
       f'memfd-get: the memfd was opted in by the name rule, with its owner ({m})')
 w.go('b')
 w.ready('c')
 recs = [p for p in cli('--dump', 'poison-get') if p['inode'] == ino]
 check(sorted(p['offset'] for p in recs) == [4096, 8192] and
-      all(p['state'] == 0 and p['times-consumed'] == 1 and p['folio-size'] == HP and
+      all(p['state'] == 'kept' and p['times-consumed'] == 1 and p['folio-size'] == HP and
           p['head-pfn'] == p['pfn'] - p['offset'] // 4096 for p in recs),
       f'poison-get: two kept pages with offsets, head pfn, one consumption each ({recs})')
 m = memfds()[ino]
-check(m['raw-pages-poisoned'] == 2 and m['state'] == 1,
+check(m['raw-pages-poisoned'] == 2 and m['state'] == 'poisoned',
       f'memfd-get: 2 pages poisoned, state poisoned ({m})')
 w.go('d')
 w.finish()
@@ -51,7 +51,7 @@ check(w.out[:4] == [f'sigbus 1 {EXPECT_KEPT}', f'sigbus 2 {EXPECT_KEPT}',
                     'read 0 ok', 'read 3 ok'],
       f'the workload got page-sized SIGBUSes and kept reading ({w.out})')
 recs = [p for p in poison().values() if p['inode'] == ino]
-check(len(recs) == 2 and all(p['state'] == 2 for p in recs),
+check(len(recs) == 2 and all(p['state'] == 'offlined' for p in recs),
       f'poison-get: both pages offlined after close ({recs})')
 check(ino not in memfds(), 'memfd-get: the closed memfd is gone')
 
@@ -83,7 +83,7 @@ check(ino not in memfds(), 'a memfd no rule matches is not listed')
 # --- memfd-set on a live memfd, then budget fallback ----------------------
 reply = cli('--do', 'memfd-set', '--json',
             f'{{"pid": {pid}, "fd": {fd}, "policy": 1, "budget": 2}}')
-check(reply['inode'] == ino and reply['policy'] == 1 and reply['budget'] == 2,
+check(reply['inode'] == ino and reply['policy'] == 'keep' and reply['budget'] == 2,
       f'memfd-set keeps the live memfd with budget 2 ({reply})')
 m = memfds().get(ino, {})
 check(m.get('pid') == pid and 'rule-id' not in m, f'memfd-get lists it, owned by the workload ({m})')
@@ -98,10 +98,10 @@ do('memfd-set', {'pid': pid, 'fd': fd, 'policy': 1, 'budget': 2})
 w.go('b')
 w.ready('c')
 m = memfds()[ino]
-check(m['state'] == 2 and m['raw-pages-poisoned'] == 3,
+check(m['state'] == 'over-budget' and m['raw-pages-poisoned'] == 3,
       f'memfd-get: over budget after the third error ({m})')
 recs = sorted((p for p in poison().values() if p['inode'] == ino), key=lambda p: p['offset'])
-check([p['state'] for p in recs] == [3, 3], f'poison-get: the two kept pages fell back ({recs})')
+check([p['state'] for p in recs] == ['fallback', 'fallback'], f'poison-get: the two kept pages fell back ({recs})')
 after = status()
 check(after['budget-fallbacks'] == before['budget-fallbacks'] + 1,
       'status: one budget fallback')
@@ -119,7 +119,7 @@ w = Workload('scratch-3', 1, ['ready:@a', 'wait:@b', 'close'], keep=True)
 pid, fd, ino = w.ready('a')
 kept = status()['memfds-kept']
 reply = cli('--do', 'memfd-set', '--json', f'{{"pid": {pid}, "fd": {fd}, "policy": 0}}')
-check(reply['policy'] == 0 and ino not in memfds() and status()['memfds-kept'] == kept - 1,
+check(reply['policy'] == 'default' and ino not in memfds() and status()['memfds-kept'] == kept - 1,
       f'memfd-set default releases a clean kept memfd ({reply})')
 w.go('b')
 w.finish()
