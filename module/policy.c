@@ -187,12 +187,16 @@ static u64 mfr_memfd_keep(struct mfr_memfd *m)
 }
 
 /* Unlist @m; its poisoned pages leave raw_pages_kept when offlined. */
-static void mfr_memfd_forget(struct mfr_memfd *m)
+static u64 mfr_memfd_forget(struct mfr_memfd *m)
 {
+	u64 generation;
+
 	lockdep_assert_held(&mfr_memfds_lock);
 	list_del(&m->node);
 	atomic_long_dec(&mfr_stats.memfds_kept);
-	mfr_memfd_event(MFR_CMD_MEMFD_EVICTED_NTF, m, mfr_state_changed());
+	generation = mfr_state_changed();
+	mfr_memfd_event(MFR_CMD_MEMFD_EVICTED_NTF, m, generation);
+	return generation;
 }
 
 int mfr_policy_memfd_created(struct file *file, unsigned int flags)
@@ -461,11 +465,13 @@ static int mfr_nl_memfd_set_default(struct genl_info *info, struct file *file,
 				    "fd: the memfd already has poisoned pages");
 		return -EBUSY;
 	}
+	/* One change of state, as for every successful write request. */
 	if (m) {
-		mfr_memfd_forget(m);
+		generation = mfr_memfd_forget(m);
 		mapping_clear_mf_keep_ue_mapped(m->mapping);
+	} else {
+		generation = mfr_state_changed();
 	}
-	generation = mfr_state_changed();
 	mutex_unlock(&mfr_memfds_lock);
 	if (m) {
 		mfr_memfd_free(m);

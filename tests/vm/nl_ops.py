@@ -12,7 +12,7 @@ HP = 2 << 20
 EXPECT_KEPT = 'code=AR lsb=12 exact=1'
 
 # --- status-get, rule-add / rule-get / rule-del ---------------------------
-st = cli('--do', 'status-get')
+st = cli('--do', 'status-get', validate=True)
 check(st['hooks-api-version'] == 5 and st['module-version'],
       f"status-get: hook API 5 and a module version ({st})")
 base_gen = st['generation']

@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# mfrctl against the real module: each command, JSON that parses, exit
+# codes for refusals, a missing module and missing privileges.
+. ./lib.sh
+
+ctl=$MFR_ROOT/build/daemon/mfrctl
+script=$MFR_ROOT/build/helpers/memfd_script
+sync=$(mktemp -d)
+chmod 777 "$sync"
+
+# json FILTER: evaluate a Python expression on the JSON document from stdin
+# ("d"); succeeds when it is true.
+json() { "$PYTHON" -c 'import json, sys; d = json.load(sys.stdin); sys.exit(0 if eval(sys.argv[1]) else 1)' "$1"; }
+wait_file() { for _ in $(seq 1000); do [ -e "$1" ] && return 0; sleep 0.02; done; return 1; }
+
+check "status -j: versions and counters" \
+	json 'd["hooks-api-version"] == 5 and "generation" in d and "memfds-kept" in d' \
+	< <("$ctl" -j status)
+check "stats prints one line per counter" bash -c "'$ctl' stats | grep -q '^raw-pages-kept '"
+check "status on a terminal-less stdout is human text" bash -c "'$ctl' status | grep -qi version"
+
+id=$("$ctl" -j rules add --name 'guest-ram*' --action keep --budget 3 |
+	"$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+check "rules add prints the new id ($id)" [ -n "$id" ]
+check "rules list -j shows the rule" \
+	json "any(r['id'] == $id and r['name-glob'] == 'guest-ram*' and r['action'] == 'keep' and r['budget'] == 3 for r in d)" \
+	< <("$ctl" -j rules list)
+
+# A workload opted in by the rule, one error, kept alive while we look.
+"$script" guest-ram-ctl 1 poison:5 "ready:$sync/a" "wait:$sync/b" close >"$sync/out" &
+wait_file "$sync/a"
+read -r pid fd ino <"$sync/a"
+check "memfd list -j: opted in by rule $id, owned by the workload" \
+	json "any(m['inode'] == $ino and m['name'] == 'guest-ram-ctl' and m['rule-id'] == $id and m['pid'] == $pid and m['raw-pages-poisoned'] == 1 for m in d)" \
+	< <("$ctl" -j memfd list)
+check "poison list -j: the kept page at offset 20480" \
+	json "any(p['inode'] == $ino and p['offset'] == 20480 and p['state'] == 'kept' and p['times-consumed'] == 1 for p in d)" \
+	< <("$ctl" -j poison list)
+check "memfd list (human) names the memfd" bash -c "'$ctl' memfd list | grep -q guest-ram-ctl"
+check "memfd set default on a poisoned memfd fails (exit 1) with the reason" \
+	bash -c "'$ctl' memfd set $pid $fd default 2>&1 >/dev/null | grep -q poisoned; [ \${PIPESTATUS[0]} = 1 ]"
+
+# monitor -j sees the release of that memfd.
+"$ctl" -j monitor --count 3 >"$sync/events" &
+mon=$!
+sleep 1
+touch "$sync/b"
+wait %1 2>/dev/null
+timeout 60 tail --pid=$mon -f /dev/null
+check "monitor -j: pending, offlined, evicted for the memfd" \
+	"$PYTHON" -c '
+import json, sys
+evs = [json.loads(l) for l in open(sys.argv[1])]
+print(evs)
+kinds = [e["event"] for e in evs if e.get("inode") == int(sys.argv[2])]
+sys.exit(0 if kinds == ["folio-pending", "folio-offlined", "memfd-evicted"] else 1)' "$sync/events" "$ino"
+
+# memfd set on a live memfd no rule matches.
+"$script" scratch-ctl 1 "ready:$sync/c" "wait:$sync/d" close >/dev/null &
+wait_file "$sync/c"
+read -r pid fd ino <"$sync/c"
+check "memfd set PID FD keep --budget 2" "$ctl" memfd set "$pid" "$fd" keep --budget 2
+check "the memfd is listed with budget 2" \
+	json "any(m['inode'] == $ino and m['budget'] == 2 for m in d)" < <("$ctl" -j memfd list)
+check "memfd set PID FD default" "$ctl" memfd set "$pid" "$fd" default
+touch "$sync/d"
+wait
+
+check "rules del $id" "$ctl" rules del "$id"
+check "rules del $id again: exit 1" bash -c "'$ctl' rules del $id 2>/dev/null; [ \$? = 1 ]"
+check "rules list -j is empty" json 'd == []' < <("$ctl" -j rules list)
+check "bad arguments: exit 2" bash -c "'$ctl' rules del x 2>/dev/null; [ \$? = 2 ]"
+
+setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$ctl" rules list \
+	>/dev/null 2>"$sync/eperm"
+rc=$?
+check "nobody: rules list exits 4 (permission denied)" [ "$rc" = 4 ]
+check "nobody: status works" setpriv --reuid=65534 --regid=65534 --clear-groups \
+	--inh-caps=-all "$ctl" status
+
+rmmod mfr
+"$ctl" status >/dev/null 2>"$sync/err"
+rc=$?
+cat "$sync/err"
+check "module absent: exit 3" [ "$rc" = 3 ]
+check "module absent: one line saying so" \
+	bash -c "[ \$(wc -l <'$sync/err') = 1 ] && grep -q 'not loaded' '$sync/err'"
+insmod "$MFR_ROOT/module/mfr.ko"
+rm -rf "$sync"
+finish
