@@ -5,7 +5,7 @@ re-dumps ends with the same state as one that kept up."""
 import errno
 import socket
 
-from nltest import Workload, check, dump, family, finish
+from nltest import Workload, check, dump, dump_flags, family, finish
 
 KINDS = ('memfd-kept-ntf', 'memfd-evicted-ntf', 'page-poisoned-ntf', 'page-consumed-ntf',
          'budget-exceeded-ntf', 'folio-pending-ntf', 'folio-offlined-ntf')
@@ -37,6 +37,13 @@ def apply(state, ev):
             if a['head-pfn'] <= pfn < a['head-pfn'] + a['folio-size'] // 4096 and \
                     st != 'fallback':
                 pages[pfn] = (new, n)
+
+
+requester = family()
+
+
+def do_rule_add(glob):
+    return requester.do('rule-add', {'name-glob': glob, 'action': 0})['id']
 
 
 def listener(rcvbuf=None):
@@ -101,4 +108,17 @@ b.finish()
 for ev in drain(keeper):
     apply(state, ev)
 check(snapshot() == state, 'the keeper still agrees with the dumps after ev-b closes')
+
+# A dump that state changes under is marked NLM_F_DUMP_INTR (0x10): enough
+# rules for several passes, and one more added after the first.
+NLM_F_DUMP_INTR = 0x10
+ids = [do_rule_add(f'dump-intr-{i}-' + 'x' * 100) for i in range(120)]
+flags = dump_flags(4)
+check(len(flags) > 100 and not any(f & NLM_F_DUMP_INTR for f in flags),
+      f'an undisturbed dump of {len(flags)} messages is not marked interrupted')
+flags = dump_flags(4, between=lambda: ids.append(do_rule_add('dump-intr-late')))
+check(any(f & NLM_F_DUMP_INTR for f in flags),
+      'a dump the state changed under is marked NLM_F_DUMP_INTR')
+for rid in ids:
+    requester.do('rule-del', {'id': rid})
 finish()

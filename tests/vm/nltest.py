@@ -189,5 +189,29 @@ class Raw:
         return -err, text, miss, has_offs
 
 
+def dump_flags(cmd, between=None, bufsize=4096):
+    """Dump @cmd on a raw socket read in small pieces, so that it takes
+    several passes; call @between after the first piece.  Returns the
+    nlmsg_flags of every message."""
+    r = Raw()
+    r.seq += 1
+    genl = struct.pack('BBH', cmd, 1, 0)
+    r.sock.send(struct.pack('IHHII', 20, r.family_id, NLM_F_REQUEST | NLM_F_DUMP,
+                            r.seq, 0) + genl)
+    flags, first, done = [], True, False
+    while not done:
+        data = r.sock.recv(bufsize)
+        off = 0
+        while off < len(data):
+            ln, typ, fl, _, _ = struct.unpack_from('IHHII', data, off)
+            flags.append(fl)
+            done |= typ in (NLMSG_DONE, NLMSG_ERROR)
+            off += (ln + 3) & ~3
+        if first and between:
+            between()
+        first = False
+    return flags
+
+
 def errname(e):
     return errno.errorcode.get(e, str(e)) if e else 'OK'

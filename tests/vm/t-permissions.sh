@@ -24,7 +24,7 @@ def attempt(what, fn):
     except Exception as e:
         print(what + "=" + type(e).__name__ + ":" + str(e))
 def family():
-    return YnlFamily(sys.argv[1] + "/mfr.yaml", sys.argv[1] + "/genetlink.yaml")
+    return YnlFamily(sys.argv[1] + "/mfr.yaml", "")
 # A fresh socket each: ntf_subscribe() binds, which fails once a request did.
 attempt("status", lambda: family().do("status-get", {}))
 attempt("events", lambda: family().ntf_subscribe("events"))
