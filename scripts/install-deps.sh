@@ -25,6 +25,8 @@ packages=(
 	pkg-config libnl-3-dev libnl-genl-3-dev libjson-c-dev
 	# man page checks
 	groff-base
+	# mfrd
+	libsqlite3-dev libsystemd-dev libudev-dev
 )
 
 missing=()

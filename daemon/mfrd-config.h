@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * mfrd's configuration: /etc/mfrd/mfrd.conf (daemon settings) and
+ * /etc/mfrd/rules.d/NAME.conf (the rules pushed to mfr.ko), both described in
+ * mfrd.conf(5).  Parsing never stops at the first bad line: every error is
+ * reported as "FILE:LINE: message", and a load with any error yields no
+ * result at all, so that the daemon keeps running on its previous one.
+ */
+#ifndef MFRD_CONFIG_H
+#define MFRD_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MFRD_CONFIG_FILE	"/etc/mfrd/mfrd.conf"
+#define MFRD_RULES_DIR		"/etc/mfrd/rules.d"
+
+/* Error messages of one load, in file and line order. */
+struct mfrd_errors {
+	char **msgs;
+	size_t n;
+};
+
+void mfrd_errors_free(struct mfrd_errors *e);
+
+struct mfrd_config {
+	char *state_dir;		/* the database lives here */
+	char *metrics_file;		/* Prometheus textfile; NULL: none */
+	unsigned int metrics_interval;	/* seconds between rewrites */
+	bool offline_recorded_pfns;	/* soft-offline pfns of earlier boots */
+	bool watchdog;			/* honour systemd's WatchdogSec= */
+};
+
+/*
+ * Read a mfrd.conf: a missing file gives the defaults.  Returns 0 and
+ * fills *cfg (free with mfrd_config_free()), or -1 with the errors in
+ * *errs (the caller frees them) and *cfg untouched.
+ */
+int mfrd_config_load(const char *path, struct mfrd_config *cfg,
+		     struct mfrd_errors *errs);
+void mfrd_config_free(struct mfrd_config *cfg);
+
+/* One rule, attribute for attribute as rule-add takes it. */
+struct mfrd_rule {
+	char *name_glob;		/* NULL: any name */
+	char *cgroup_path;		/* NULL: see cgroup_id */
+	uint64_t cgroup_id;		/* 0: any cgroup (if no path either) */
+	bool has_uid;
+	uint32_t uid;
+	uint32_t action;		/* enum mfr_policy */
+	bool has_budget;
+	uint32_t budget;		/* 0: no limit */
+	char *file;			/* where it was written, for messages */
+	unsigned int line;		/* ... the line of its [rule] header */
+};
+
+struct mfrd_rules {
+	struct mfrd_rule *v;		/* in the order they are to be added */
+	size_t n;
+};
+
+/*
+ * Read every *.conf file of dir (not starting with '.') in lexical
+ * (byte) order; rules keep the order of the files and of their lines.  A
+ * missing dir gives no rules.  Returns 0 and fills *rules (free with
+ * mfrd_rules_free()), or -1 with the errors in *errs and *rules untouched.
+ */
+int mfrd_rules_load_dir(const char *dir, struct mfrd_rules *rules,
+			struct mfrd_errors *errs);
+
+/* The same for one file, which must exist. */
+int mfrd_rules_load_file(const char *path, struct mfrd_rules *rules,
+			 struct mfrd_errors *errs);
+
+void mfrd_rules_free(struct mfrd_rules *rules);
+
+#endif /* MFRD_CONFIG_H */

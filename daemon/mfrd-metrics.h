@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Prometheus metrics of mfrd, as a node_exporter textfile-collector file:
+ * the module's status-get counters and the pages the store holds per
+ * state.  The file is replaced atomically, so a scrape never sees half
+ * of it.
+ */
+#ifndef MFRD_METRICS_H
+#define MFRD_METRICS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <linux/mfr.h>
+
+#include "mfrd-store.h"
+
+struct mfrd_metrics {
+	bool module_loaded;
+	/* status-get, indexed by MFR_A_STATUS_*; only when module_loaded. */
+	bool has[MFR_A_STATUS_MAX + 1];
+	uint64_t status[MFR_A_STATUS_MAX + 1];
+	const char *module_version;		/* NULL if not known */
+	/* From the store: pages of this boot, and pfns of earlier ones. */
+	uint64_t pages[MFRD_PAGE_STATES];	/* by enum mfr_page_state */
+	uint64_t earlier_boot_pfns;
+};
+
+/*
+ * Write m to PATH.tmp, fsync it, rename it over path and fsync the
+ * directory.  Returns 0 or a negative errno; on failure path is left as
+ * it was and PATH.tmp is removed.
+ */
+int mfrd_metrics_write(const char *path, const struct mfrd_metrics *m);
+
+#endif /* MFRD_METRICS_H */

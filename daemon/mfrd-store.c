@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The SQLite store.  Numbers are stored as SQLite's signed 64-bit
+ * integers (a u64 round-trips through the cast), enums by their spec
+ * names so the database reads well in the sqlite3 shell and does not
+ * depend on uAPI numbering.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+
+#include "mfr-spec.h"
+#include "mfrd-store.h"
+
+/*
+ * migrations[v] takes a database from schema v to v + 1, in the same
+ * transaction as the user_version bump.  Append only: never edit one
+ * that has shipped.
+ */
+static const char *const migrations[MFRD_STORE_SCHEMA_VERSION] = {
+	/* 0 -> 1 */
+	"CREATE TABLE poisoned_pages ("
+	"  boot_id TEXT NOT NULL,"
+	"  pfn INTEGER NOT NULL,"
+	"  head_pfn INTEGER,"
+	"  folio_size INTEGER,"
+	"  inode INTEGER,"
+	"  memfd_name TEXT,"
+	"  pid INTEGER,"
+	"  comm TEXT,"
+	"  cgroup_id INTEGER,"
+	"  cgroup_path TEXT,"
+	"  \"offset\" INTEGER,"
+	"  state TEXT NOT NULL"
+	"    CHECK (state IN ('kept', 'pending', 'offlined', 'fallback')),"
+	"  times_consumed INTEGER NOT NULL DEFAULT 0,"
+	"  first_seen_usec INTEGER NOT NULL,"
+	"  last_update_usec INTEGER NOT NULL,"
+	"  PRIMARY KEY (boot_id, pfn)"
+	") WITHOUT ROWID;"
+	"CREATE INDEX poisoned_pages_pfn ON poisoned_pages (pfn);"
+	"CREATE INDEX poisoned_pages_head ON poisoned_pages (boot_id, head_pfn);"
+	"CREATE TABLE events ("
+	"  id INTEGER PRIMARY KEY,"
+	"  time_usec INTEGER NOT NULL,"
+	"  boot_id TEXT NOT NULL,"
+	"  kind TEXT NOT NULL,"
+	"  pfn INTEGER,"
+	"  head_pfn INTEGER,"
+	"  inode INTEGER,"
+	"  generation INTEGER,"
+	"  detail TEXT"
+	");"
+	"CREATE INDEX events_time ON events (time_usec);",
+};
+
+/*
+ * ?1 boot id, ?2 pfn, ?3..?13 the fields (NULL when unknown), ?14 now.
+ * The WHERE makes a replay that brings nothing new a no-op.
+ */
+#define UPSERT_SQL							\
+	"INSERT INTO poisoned_pages (boot_id, pfn, head_pfn, folio_size,"\
+	" inode, memfd_name, pid, comm, cgroup_id, cgroup_path, \"offset\","\
+	" state, times_consumed, first_seen_usec, last_update_usec)"	\
+	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"	\
+	" coalesce(?12, 'kept'), coalesce(?13, 0), ?14, ?14)"		\
+	" ON CONFLICT (boot_id, pfn) DO UPDATE SET"			\
+	" head_pfn = coalesce(?3, head_pfn),"				\
+	" folio_size = coalesce(?4, folio_size),"			\
+	" inode = coalesce(?5, inode),"					\
+	" memfd_name = coalesce(?6, memfd_name),"			\
+	" pid = coalesce(?7, pid),"					\
+	" comm = coalesce(?8, comm),"					\
+	" cgroup_id = coalesce(?9, cgroup_id),"				\
+	" cgroup_path = coalesce(?10, cgroup_path),"			\
+	" \"offset\" = coalesce(?11, \"offset\"),"			\
+	" state = coalesce(?12, state),"				\
+	" times_consumed = max(times_consumed, coalesce(?13, 0)),"	\
+	" last_update_usec = ?14"					\
+	" WHERE coalesce(?3, head_pfn) IS NOT head_pfn"			\
+	" OR coalesce(?4, folio_size) IS NOT folio_size"		\
+	" OR coalesce(?5, inode) IS NOT inode"				\
+	" OR coalesce(?6, memfd_name) IS NOT memfd_name"		\
+	" OR coalesce(?7, pid) IS NOT pid"				\
+	" OR coalesce(?8, comm) IS NOT comm"				\
+	" OR coalesce(?9, cgroup_id) IS NOT cgroup_id"			\
+	" OR coalesce(?10, cgroup_path) IS NOT cgroup_path"		\
+	" OR coalesce(?11, \"offset\") IS NOT \"offset\""		\
+	" OR coalesce(?12, state) IS NOT state"				\
+	" OR coalesce(?13, 0) > times_consumed"
+
+enum stmt {
+	ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_UPSERT, ST_FOLIO_STATE, ST_EVENT,
+	ST_EARLIER, ST_COUNT, ST_NR
+};
+
+static const char *const stmt_sql[ST_NR] = {
+	[ST_BEGIN] = "BEGIN IMMEDIATE",
+	[ST_COMMIT] = "COMMIT",
+	[ST_ROLLBACK] = "ROLLBACK",
+	[ST_UPSERT] = UPSERT_SQL,
+	[ST_FOLIO_STATE] =
+		"UPDATE poisoned_pages SET state = ?3, last_update_usec = ?4"
+		" WHERE boot_id = ?1 AND head_pfn = ?2 AND state IS NOT ?3",
+	[ST_EVENT] =
+		"INSERT INTO events (time_usec, boot_id, kind, pfn, head_pfn,"
+		" inode, generation, detail)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	[ST_EARLIER] =
+		"SELECT DISTINCT pfn FROM poisoned_pages WHERE boot_id != ?1"
+		" ORDER BY pfn",
+	[ST_COUNT] =
+		"SELECT state, count(*) FROM poisoned_pages WHERE boot_id = ?1"
+		" GROUP BY state",
+};
+
+struct mfrd_store {
+	sqlite3 *db;
+	char *boot_id;
+	sqlite3_stmt *st[ST_NR];
+	char err[512];
+};
+
+static int fail(struct mfrd_store *s, const char *what)
+{
+	snprintf(s->err, sizeof(s->err), "%s: %s", what, sqlite3_errmsg(s->db));
+	return -1;
+}
+
+const char *mfrd_store_error(const struct mfrd_store *s)
+{
+	return s->err;
+}
+
+/* Run a statement to completion and reset it; bindings are cleared. */
+static int run(struct mfrd_store *s, enum stmt i, const char *what)
+{
+	sqlite3_stmt *st = s->st[i];
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		;
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, what);
+}
+
+int mfrd_store_schema_version(struct mfrd_store *s)
+{
+	sqlite3_stmt *st;
+	int v = -1;
+
+	/* Not kept prepared: read once per open. */
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL))
+		return fail(s, "user_version");
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static int exec(struct mfrd_store *s, const char *sql, const char *what)
+{
+	return sqlite3_exec(s->db, sql, NULL, NULL, NULL) ? fail(s, what) : 0;
+}
+
+/* Bring the schema to MFRD_STORE_SCHEMA_VERSION, one step per migration. */
+static int migrate(struct mfrd_store *s)
+{
+	char sql[64];
+	int v;
+
+	/* IMMEDIATE: a second opener waits instead of migrating twice. */
+	if (exec(s, "BEGIN IMMEDIATE", "migration"))
+		return -1;
+	v = mfrd_store_schema_version(s);
+	if (v < 0)
+		goto rollback;
+	if (v > MFRD_STORE_SCHEMA_VERSION) {
+		snprintf(s->err, sizeof(s->err),
+			 "database schema version %d is newer than this mfrd's (%d)",
+			 v, MFRD_STORE_SCHEMA_VERSION);
+		goto rollback;
+	}
+	for (; v < MFRD_STORE_SCHEMA_VERSION; v++) {
+		if (exec(s, migrations[v], "migration"))
+			goto rollback;
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", v + 1);
+		if (exec(s, sql, "migration"))
+			goto rollback;
+	}
+	return exec(s, "COMMIT", "migration");
+rollback:
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+static int setup(struct mfrd_store *s, const char *path)
+{
+	sqlite3_stmt *st;
+	bool wal;
+
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE |
+			    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL))
+		return s->db ? fail(s, path) :
+		       (snprintf(s->err, sizeof(s->err), "%s: out of memory",
+				 path), -1);
+	/* Readers (the sqlite3 shell, a backup) must not make us fail. */
+	sqlite3_busy_timeout(s->db, 5000);
+	if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &st,
+			       NULL))
+		return fail(s, path);
+	wal = sqlite3_step(st) == SQLITE_ROW &&
+	      !sqlite3_stricmp((const char *)sqlite3_column_text(st, 0), "wal");
+	sqlite3_finalize(st);
+	if (!wal) {
+		snprintf(s->err, sizeof(s->err), "%s: cannot use WAL mode: %s",
+			 path, sqlite3_errmsg(s->db));
+		return -1;
+	}
+	/*
+	 * FULL: a memory error may well be followed by a machine check that
+	 * resets the host, and the record of it must already be on disk.
+	 */
+	if (exec(s, "PRAGMA synchronous = FULL", "synchronous") || migrate(s))
+		return -1;
+	for (int i = 0; i < ST_NR; i++)
+		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1,
+				       SQLITE_PREPARE_PERSISTENT, &s->st[i],
+				       NULL))
+			return fail(s, "prepare");
+	return 0;
+}
+
+int mfrd_store_open(const char *path, const char *boot_id,
+		    struct mfrd_store **sp, char **errmsg)
+{
+	struct mfrd_store *s = calloc(1, sizeof(*s));
+
+	*errmsg = NULL;
+	if (!s || !(s->boot_id = strdup(boot_id))) {
+		free(s);
+		*errmsg = strdup("out of memory");
+		return -1;
+	}
+	if (setup(s, path)) {
+		*errmsg = strdup(s->err);
+		mfrd_store_close(s);
+		return -1;
+	}
+	*sp = s;
+	return 0;
+}
+
+void mfrd_store_close(struct mfrd_store *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < ST_NR; i++)
+		sqlite3_finalize(s->st[i]);
+	sqlite3_close(s->db);
+	free(s->boot_id);
+	free(s);
+}
+
+int mfrd_store_begin(struct mfrd_store *s)
+{
+	return run(s, ST_BEGIN, "begin");
+}
+
+int mfrd_store_commit(struct mfrd_store *s)
+{
+	return run(s, ST_COMMIT, "commit");
+}
+
+int mfrd_store_rollback(struct mfrd_store *s)
+{
+	return run(s, ST_ROLLBACK, "rollback");
+}
+
+/* Bind helpers: a field the caller does not know stays NULL. */
+static void bind_u64(sqlite3_stmt *st, int i, bool known, uint64_t v)
+{
+	if (known)
+		sqlite3_bind_int64(st, i, (sqlite3_int64)v);
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+}
+
+static const char *state_name(struct mfrd_store *s, uint32_t state)
+{
+	const char *name = mfr_enum_name(&mfr_page_state_enum, state);
+
+	if (!name)
+		snprintf(s->err, sizeof(s->err), "unknown page state %u",
+			 state);
+	return name;
+}
+
+int mfrd_store_put_page(struct mfrd_store *s, const struct mfrd_page *p,
+			int64_t now_usec)
+{
+	sqlite3_stmt *st = s->st[ST_UPSERT];
+	const char *state = NULL;
+
+	if ((p->has & MFRD_HAS_STATE) && !(state = state_name(s, p->state)))
+		return -1;
+	sqlite3_bind_text(st, 1, s->boot_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)p->pfn);
+	bind_u64(st, 3, p->has & MFRD_HAS_HEAD_PFN, p->head_pfn);
+	bind_u64(st, 4, p->has & MFRD_HAS_FOLIO_SIZE, p->folio_size);
+	bind_u64(st, 5, p->has & MFRD_HAS_INODE, p->inode);
+	bind_text(st, 6, p->memfd_name);
+	bind_u64(st, 7, p->has & MFRD_HAS_PID, p->pid);
+	bind_text(st, 8, p->comm);
+	bind_u64(st, 9, p->has & MFRD_HAS_CGROUP_ID, p->cgroup_id);
+	bind_text(st, 10, p->cgroup_path);
+	bind_u64(st, 11, p->has & MFRD_HAS_OFFSET, p->offset);
+	bind_text(st, 12, state);
+	bind_u64(st, 13, p->has & MFRD_HAS_TIMES_CONSUMED, p->times_consumed);
+	sqlite3_bind_int64(st, 14, now_usec);
+	return run(s, ST_UPSERT, "put page");
+}
+
+int mfrd_store_set_folio_state(struct mfrd_store *s, uint64_t head_pfn,
+			       uint32_t state, int64_t now_usec)
+{
+	sqlite3_stmt *st = s->st[ST_FOLIO_STATE];
+	const char *name = state_name(s, state);
+
+	if (!name)
+		return -1;
+	sqlite3_bind_text(st, 1, s->boot_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)head_pfn);
+	sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, now_usec);
+	if (run(s, ST_FOLIO_STATE, "set folio state"))
+		return -1;
+	return sqlite3_changes(s->db);
+}
+
+int mfrd_store_log_event(struct mfrd_store *s, const struct mfrd_event *e)
+{
+	sqlite3_stmt *st = s->st[ST_EVENT];
+
+	sqlite3_bind_int64(st, 1, e->time_usec);
+	sqlite3_bind_text(st, 2, s->boot_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, e->kind, -1, SQLITE_STATIC);
+	bind_u64(st, 4, e->has & MFRD_HAS_PFN, e->pfn);
+	bind_u64(st, 5, e->has & MFRD_HAS_HEAD_PFN, e->head_pfn);
+	bind_u64(st, 6, e->has & MFRD_HAS_INODE, e->inode);
+	bind_u64(st, 7, e->has & MFRD_HAS_GENERATION, e->generation);
+	bind_text(st, 8, e->detail);
+	return run(s, ST_EVENT, "log event");
+}
+
+int mfrd_store_earlier_pfns(struct mfrd_store *s, uint64_t **pfns,
+			    size_t *n)
+{
+	sqlite3_stmt *st = s->st[ST_EARLIER];
+	uint64_t *v = NULL, *nv;
+	size_t cnt = 0, cap = 0;
+	int rc;
+
+	sqlite3_bind_text(st, 1, s->boot_id, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (cnt == cap) {
+			cap = cap ? 2 * cap : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				rc = SQLITE_NOMEM;
+				break;
+			}
+			v = nv;
+		}
+		v[cnt++] = (uint64_t)sqlite3_column_int64(st, 0);
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE) {
+		free(v);
+		if (rc == SQLITE_NOMEM)
+			snprintf(s->err, sizeof(s->err),
+				 "earlier pfns: out of memory");
+		else
+			fail(s, "earlier pfns");
+		return -1;
+	}
+	*pfns = v;
+	*n = cnt;
+	return 0;
+}
+
+int mfrd_store_count_states(struct mfrd_store *s,
+			    uint64_t counts[MFRD_PAGE_STATES])
+{
+	sqlite3_stmt *st = s->st[ST_COUNT];
+	int rc, state;
+
+	memset(counts, 0, MFRD_PAGE_STATES * sizeof(*counts));
+	sqlite3_bind_text(st, 1, s->boot_id, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		state = mfr_enum_value(&mfr_page_state_enum,
+				       (const char *)sqlite3_column_text(st, 0));
+		/* The CHECK constraint keeps other names out. */
+		if (state >= 0 && state < MFRD_PAGE_STATES)
+			counts[state] = (uint64_t)sqlite3_column_int64(st, 1);
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, "count states");
+}

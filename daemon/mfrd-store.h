@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * mfrd's record of poisoned pages and events: one SQLite database in WAL
+ * mode under the StateDirectory, its schema versioned by PRAGMA
+ * user_version and migrated forward on open.  Pages are keyed on (boot
+ * id, pfn), so replaying a dump or an event after a restart updates the
+ * row instead of adding one.
+ */
+#ifndef MFRD_STORE_H
+#define MFRD_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/mfr.h>
+
+/* The schema this mfrd writes; older databases are migrated to it. */
+#define MFRD_STORE_SCHEMA_VERSION	1
+
+#define MFRD_PAGE_STATES	(MFR_PAGE_STATE_FALLBACK + 1)
+
+/* Bits of mfrd_page.has and mfrd_event.has: which fields are known. */
+enum {
+	MFRD_HAS_HEAD_PFN	= 1 << 0,
+	MFRD_HAS_FOLIO_SIZE	= 1 << 1,
+	MFRD_HAS_INODE		= 1 << 2,
+	MFRD_HAS_OFFSET		= 1 << 3,
+	MFRD_HAS_STATE		= 1 << 4,
+	MFRD_HAS_TIMES_CONSUMED	= 1 << 5,
+	MFRD_HAS_PID		= 1 << 6,
+	MFRD_HAS_CGROUP_ID	= 1 << 7,
+	MFRD_HAS_PFN		= 1 << 8,	/* events only */
+	MFRD_HAS_GENERATION	= 1 << 9,	/* events only */
+};
+
+/*
+ * What is known of one poisoned 4 KiB page: from a poison-get dump or a
+ * notification, joined with the memfd-get record of its inode.  A field
+ * not in has (a string that is NULL) leaves the stored value as it is.
+ */
+struct mfrd_page {
+	uint64_t pfn;
+	unsigned int has;
+	uint64_t head_pfn;
+	uint64_t folio_size;
+	uint64_t inode;
+	uint64_t offset;
+	uint32_t state;			/* enum mfr_page_state */
+	uint32_t times_consumed;	/* only ever grows in the store */
+	uint32_t pid;			/* the memfd's creator */
+	uint64_t cgroup_id;
+	const char *memfd_name;
+	const char *comm;
+	const char *cgroup_path;
+};
+
+/* One line of the events log. */
+struct mfrd_event {
+	int64_t time_usec;		/* CLOCK_REALTIME */
+	const char *kind;		/* "page-poisoned", ... (mfrctl's names) */
+	unsigned int has;		/* MFRD_HAS_PFN, _HEAD_PFN, _INODE, _GENERATION */
+	uint64_t pfn;
+	uint64_t head_pfn;
+	uint64_t inode;
+	uint64_t generation;
+	const char *detail;		/* the whole event as key=value, or NULL */
+};
+
+struct mfrd_store;
+
+/*
+ * Open (creating it if need be) the database at path, migrate it to
+ * MFRD_STORE_SCHEMA_VERSION, and stamp every record written through the
+ * handle with boot_id (the kernel's random/boot_id).  Returns 0, or -1
+ * with a message in *errmsg (free() it).
+ */
+int mfrd_store_open(const char *path, const char *boot_id,
+		    struct mfrd_store **sp, char **errmsg);
+void mfrd_store_close(struct mfrd_store *s);
+
+/* Why the last failing call failed. */
+const char *mfrd_store_error(const struct mfrd_store *s);
+
+/* The database's schema version (PRAGMA user_version), or -1. */
+int mfrd_store_schema_version(struct mfrd_store *s);
+
+/*
+ * Group writes (a reconciling dump) into one transaction: one fsync, and
+ * all or nothing.  Outside begin/commit every write is its own.
+ */
+int mfrd_store_begin(struct mfrd_store *s);
+int mfrd_store_commit(struct mfrd_store *s);
+int mfrd_store_rollback(struct mfrd_store *s);
+
+/*
+ * Insert or update the page (this boot, p->pfn).  Known fields replace
+ * stored ones, times_consumed never decreases, and a record that changes
+ * nothing leaves the row as it was, last update time included.  A new
+ * row without a state is "kept".  Returns 0 or -1.
+ */
+int mfrd_store_put_page(struct mfrd_store *s, const struct mfrd_page *p,
+			int64_t now_usec);
+
+/*
+ * Set the state of every page of this boot in the hugepage at head_pfn
+ * (folio-pending and folio-offlined carry no raw pfn).  Returns the number
+ * of pages changed, or -1.
+ */
+int mfrd_store_set_folio_state(struct mfrd_store *s, uint64_t head_pfn,
+			       uint32_t state, int64_t now_usec);
+
+/* Append an event to the log.  Returns 0 or -1. */
+int mfrd_store_log_event(struct mfrd_store *s, const struct mfrd_event *e);
+
+/*
+ * The pfns recorded in earlier boots (not this one), ascending and
+ * distinct, in a malloc()ed array.  Returns 0 or -1.
+ */
+int mfrd_store_earlier_pfns(struct mfrd_store *s, uint64_t **pfns,
+			    size_t *n);
+
+/* The pages of this boot in each state, indexed by enum mfr_page_state. */
+int mfrd_store_count_states(struct mfrd_store *s,
+			    uint64_t counts[MFRD_PAGE_STATES]);
+
+#endif /* MFRD_STORE_H */

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit test of mfrd-config: mfrd.conf and rules.d parsing, the defaults,
+ * every class of error with its exact "FILE:LINE: message", and that a
+ * load with any error returns nothing but the errors.
+ */
+#include <unistd.h>
+#include <linux/mfr.h>
+
+#include "mfrd-config.h"
+#include "unit.h"
+
+/* Compare a load's errors with want[] (NULL-terminated, "%s" = unit_dir). */
+static void check_errors(const struct mfrd_errors *e, const char *const *want,
+			 const char *what)
+{
+	size_t n = 0;
+	char buf[8192];
+
+	while (want[n])
+		n++;
+	CHECK(e->n == n, "%s: %zu errors", what, n);
+	for (size_t i = 0; i < e->n || i < n; i++) {
+		if (i < n)
+			snprintf(buf, sizeof(buf), want[i], unit_dir);
+		CHECK_STR(i < e->n ? e->msgs[i] : NULL, i < n ? buf : "(none)",
+			  what);
+	}
+}
+
+static void test_config_good(void)
+{
+	struct mfrd_config c = { 0 };
+	struct mfrd_errors e = { 0 };
+	const char *p = unit_path("good.conf");
+
+	unit_write(p,
+		   "# mfrd settings\n"
+		   "\n"
+		   "state_dir = /var/lib/mfrd-test\n"
+		   "  metrics_file=/run/mfr.prom  \n"
+		   "\tmetrics_interval =\t15\r\n"
+		   "offline_recorded_pfns = yes\n"
+		   "   # indented comment\n"
+		   "watchdog = no\n", -1);
+	CHECK(mfrd_config_load(p, &c, &e) == 0 && e.n == 0,
+	      "good mfrd.conf loads");
+	CHECK_STR(c.state_dir, "/var/lib/mfrd-test", "state_dir");
+	CHECK_STR(c.metrics_file, "/run/mfr.prom", "metrics_file, trimmed");
+	CHECK(c.metrics_interval == 15, "metrics_interval 15");
+	CHECK(c.offline_recorded_pfns, "offline_recorded_pfns yes");
+	CHECK(!c.watchdog, "watchdog no");
+	mfrd_config_free(&c);
+
+	unit_write(p, "metrics_file = none\n", -1);
+	CHECK(mfrd_config_load(p, &c, &e) == 0, "metrics_file = none loads");
+	CHECK(!c.metrics_file, "metrics_file none: no metrics");
+	mfrd_config_free(&c);
+
+	CHECK(mfrd_config_load(unit_path("absent.conf"), &c, &e) == 0 &&
+	      e.n == 0, "a missing mfrd.conf gives the defaults");
+	CHECK_STR(c.state_dir, "/var/lib/mfrd", "default state_dir");
+	CHECK_STR(c.metrics_file, "/var/lib/prometheus/node-exporter/mfr.prom",
+		  "default metrics_file");
+	CHECK(c.metrics_interval == 60 && !c.offline_recorded_pfns &&
+	      c.watchdog, "default interval, offline, watchdog");
+	mfrd_config_free(&c);
+}
+
+static void test_config_bad(void)
+{
+	struct mfrd_config c = { .state_dir = (char *)"untouched" };
+	struct mfrd_errors e = { 0 };
+	const char *p = unit_path("bad.conf");
+	static const char *const want[] = {
+		"%s/bad.conf:2: state_dir: \"var/lib\" is not an absolute path",
+		"%s/bad.conf:3: unknown key \"colour\"",
+		"%s/bad.conf:4: metrics_interval: \"1O\" is not a decimal number",
+		"%s/bad.conf:5: watchdog: \"maybe\" is not yes or no",
+		"%s/bad.conf:6: metrics_file: duplicate, already set on line 1",
+		"%s/bad.conf:7: not a \"key = value\" line: \"offline_recorded_pfns\"",
+		"%s/bad.conf:8: offline_recorded_pfns: empty value",
+		"%s/bad.conf:9: missing key before '='",
+		"%s/bad.conf:10: sections are not used in this file: \"[daemon]\"",
+		"%s/bad.conf:11: malformed section header \"[daemon\"",
+		NULL,
+	};
+
+	unit_write(p,
+		   "metrics_file = /a.prom\n"
+		   "state_dir = var/lib\n"
+		   "colour = blue\n"
+		   "metrics_interval = 1O\n"
+		   "watchdog = maybe\n"
+		   "metrics_file = /b.prom\n"
+		   "offline_recorded_pfns\n"
+		   "offline_recorded_pfns =\n"
+		   "= 1\n"
+		   "[daemon]\n"
+		   "[daemon\n", -1);
+	CHECK(mfrd_config_load(p, &c, &e) == -1, "bad mfrd.conf fails");
+	check_errors(&e, want, "bad mfrd.conf");
+	CHECK_STR(c.state_dir, "untouched", "a failed load leaves cfg alone");
+	mfrd_errors_free(&e);
+
+	/* Range: the interval is 1 to 86400 seconds, numbers stay numbers. */
+	static const char *const want_range[] = {
+		"%s/bad.conf:1: metrics_interval: 0 is out of range (1 to 86400)",
+		NULL,
+	};
+	unit_write(p, "metrics_interval = 0\n", -1);
+	CHECK(mfrd_config_load(p, &c, &e) == -1, "interval 0 fails");
+	check_errors(&e, want_range, "interval out of range");
+	mfrd_errors_free(&e);
+
+	static const char *const want_huge[] = {
+		"%s/bad.conf:1: metrics_interval: 99999999999999999999999 is out of range (1 to 86400)",
+		NULL,
+	};
+	unit_write(p, "metrics_interval = 99999999999999999999999\n", -1);
+	CHECK(mfrd_config_load(p, &c, &e) == -1, "a number past u64 fails");
+	check_errors(&e, want_huge, "number past u64");
+	mfrd_errors_free(&e);
+
+	static const char *const want_nul[] = {
+		"%s/bad.conf:2: NUL byte in line",
+		NULL,
+	};
+	static const char nul[] = "watchdog = yes\nstate_dir = /x\0y\n";
+
+	unit_write(p, nul, sizeof(nul) - 1);
+	CHECK(mfrd_config_load(p, &c, &e) == -1, "a NUL byte fails");
+	check_errors(&e, want_nul, "NUL byte");
+	mfrd_errors_free(&e);
+
+	/* A directory cannot be read as a file: an error, not a crash. */
+	static const char *const want_dir[] = {
+		"%s: read error: Is a directory",
+		NULL,
+	};
+	CHECK(mfrd_config_load(unit_dir, &c, &e) == -1,
+	      "a directory as mfrd.conf fails");
+	check_errors(&e, want_dir, "directory as mfrd.conf");
+	mfrd_errors_free(&e);
+}
+
+static void test_rules_good(void)
+{
+	struct mfrd_rules r = { 0 };
+	struct mfrd_errors e = { 0 };
+	char d[4096];
+
+	snprintf(d, sizeof(d), "%s", unit_path("rules.d"));
+	mkdir(d, 0755);
+	/* Byte order: "10-" before "9-"; only *.conf, no hidden files. */
+	unit_write(unit_path("rules.d/9-last.conf"),
+		   "[rule]\n"
+		   "action = default\n", -1);
+	unit_write(unit_path("rules.d/10-vms.conf"),
+		   "# QEMU guests keep their hugepages\n"
+		   "[rule]\n"
+		   "name-glob = qemu-* guest\n"
+		   "cgroup-path = /machine.slice\n"
+		   "action = keep\n"
+		   "budget = 64\n"
+		   "\n"
+		   "[ rule ]\n"
+		   "name-glob = a#b # not a comment\n"
+		   "cgroup-id = 4242\n"
+		   "uid = 0\n"
+		   "action = keep\n"
+		   "budget = 0\n", -1);
+	unit_write(unit_path("rules.d/README"), "not a rule file\n", -1);
+	unit_write(unit_path("rules.d/.hidden.conf"), "junk\n", -1);
+	unit_write(unit_path("rules.d/50-off.conf.disabled"), "junk\n", -1);
+	unit_write(unit_path("rules.d/20-empty.conf"), "# nothing yet\n", -1);
+
+	CHECK(mfrd_rules_load_dir(d, &r, &e) == 0 && e.n == 0,
+	      "good rules.d loads");
+	CHECK(r.n == 3, "3 rules");
+	if (r.n == 3) {
+		CHECK_STR(r.v[0].name_glob, "qemu-* guest", "rule 1 name-glob");
+		CHECK_STR(r.v[0].cgroup_path, "/machine.slice",
+			  "rule 1 cgroup-path");
+		CHECK(r.v[0].cgroup_id == 0 && !r.v[0].has_uid &&
+		      r.v[0].action == MFR_POLICY_KEEP && r.v[0].has_budget &&
+		      r.v[0].budget == 64, "rule 1 keep, budget 64, no uid");
+		CHECK(r.v[0].line == 2, "rule 1 from line 2");
+		CHECK_STR(r.v[1].name_glob, "a#b # not a comment",
+			  "rule 2 name-glob: # inside a value is kept");
+		CHECK(!r.v[1].cgroup_path &&
+		      r.v[1].cgroup_id == 4242 && r.v[1].has_uid &&
+		      r.v[1].uid == 0 && r.v[1].has_budget &&
+		      r.v[1].budget == 0, "rule 2 cgroup-id 4242, uid 0");
+		CHECK(r.v[1].line == 8, "rule 2 from line 8");
+		CHECK_STR(r.v[2].file, unit_path("rules.d/9-last.conf"),
+			  "rule 3 from 9-last.conf, after 10-vms.conf");
+		CHECK(r.v[2].action == MFR_POLICY_DEFAULT &&
+		      !r.v[2].has_budget && !r.v[2].name_glob,
+		      "rule 3 default, nothing else");
+	}
+	mfrd_rules_free(&r);
+
+	CHECK(mfrd_rules_load_dir(unit_path("no-such.d"), &r, &e) == 0 &&
+	      r.n == 0 && e.n == 0, "a missing rules.d gives no rules");
+
+	/* Limits are the spec's: u32 uid but (uid_t)-1, budget 2^20. */
+	unit_write(unit_path("limits.conf"),
+		   "[rule]\nuid = 4294967294\nbudget = 1048576\n"
+		   "cgroup-id = 18446744073709551615\naction = keep\n", -1);
+	CHECK(mfrd_rules_load_file(unit_path("limits.conf"), &r, &e) == 0,
+	      "largest uid, budget and cgroup-id load");
+	CHECK(r.n == 1 && r.v[0].uid == 4294967294u &&
+	      r.v[0].budget == 1048576 && r.v[0].cgroup_id == UINT64_MAX,
+	      "largest values kept");
+	mfrd_rules_free(&r);
+}
+
+static void test_rules_bad(void)
+{
+	struct mfrd_rules r = { .n = 12345 };
+	struct mfrd_errors e = { 0 };
+	char glob[300];
+	FILE *f;
+	char p[4096];
+	static const char *const want[] = {
+		"%s/bad-rules.conf:2: action: outside a [rule] section",
+		"%s/bad-rules.conf:4: unknown key \"name\"",
+		"%s/bad-rules.conf:5: uid: \"root\" is not a decimal number",
+		"%s/bad-rules.conf:6: budget: 1048577 is out of range (0 to 1048576)",
+		"%s/bad-rules.conf:7: action: \"drop\" is not keep or default",
+		"%s/bad-rules.conf:8: action: duplicate, already set on line 7",
+		"%s/bad-rules.conf:10: cgroup-path: \"machine.slice\" is not an absolute path",
+		"%s/bad-rules.conf:11: cgroup-id: the rule already has cgroup-path on line 10, give only one",
+		"%s/bad-rules.conf:12: uid: 4294967295 is out of range (0 to 4294967294)",
+		"%s/bad-rules.conf:9: rule has no action (keep or default)",
+		"%s/bad-rules.conf:14: unknown section \"[rules]\", want [rule]",
+		"%s/bad-rules.conf:15: action: outside a [rule] section",
+		"%s/bad-rules.conf:17: name-glob: longer than 249 bytes",
+		"%s/bad-rules.conf:18: budget: \"-1\" is not a decimal number",
+		"%s/bad-rules.conf:19: uid: \"\" 0x10\"\" is not a decimal number",
+		"%s/bad-rules.conf:20: cgroup-id: 0 is out of range (1 to 18446744073709551615)",
+		"%s/bad-rules.conf:16: rule has no action (keep or default)",
+		NULL,
+	};
+
+	snprintf(p, sizeof(p), "%s", unit_path("bad-rules.conf"));
+	memset(glob, 'a', 250);
+	glob[250] = '\0';
+	f = fopen(p, "w");
+	fprintf(f,
+		"# line 1\n"
+		"action = keep\n"		/* 2: before any [rule] */
+		"[rule]\n"			/* 3 */
+		"name = x\n"			/* 4: unknown key */
+		"uid = root\n"			/* 5: not a number */
+		"budget = 1048577\n"		/* 6: out of range */
+		"action = drop\n"		/* 7: bad enum */
+		"action = keep\n"		/* 8: duplicate */
+		"[rule]\n"			/* 9: no valid action at all */
+		"cgroup-path = machine.slice\n"	/* 10: relative */
+		"cgroup-id = 7\n"		/* 11: both cgroups */
+		"uid = 4294967295\n"		/* 12: (uid_t)-1 */
+		"name-glob = fine\n"		/* 13 */
+		"[rules]\n"			/* 14: unknown section */
+		"action = keep\n"		/* 15: outside */
+		"[rule]\n"			/* 16 */
+		"name-glob = %s\n"		/* 17: too long */
+		"budget = -1\n"			/* 18 */
+		"uid = \" 0x10\"\n"		/* 19: quotes are not syntax */
+		"cgroup-id = 0\n",		/* 20 */
+		glob);
+	fclose(f);
+	CHECK(mfrd_rules_load_file(p, &r, &e) == -1, "bad rules file fails");
+	check_errors(&e, want, "bad rules");
+	CHECK(r.n == 12345, "a failed load leaves rules alone");
+	mfrd_errors_free(&e);
+
+	/* One bad file in a directory fails the whole load. */
+	char d[4096];
+
+	snprintf(d, sizeof(d), "%s", unit_path("mixed.d"));
+	static const char *const want_mixed[] = {
+		"%s/mixed.d/20-typo.conf:3: unknown key \"acton\"",
+		"%s/mixed.d/20-typo.conf:2: rule has no action (keep or default)",
+		"%s/mixed.d/30-dir.conf: not a regular file",
+		NULL,
+	};
+	mkdir(d, 0755);
+	unit_write(unit_path("mixed.d/10-good.conf"),
+		   "[rule]\naction = keep\n", -1);
+	unit_write(unit_path("mixed.d/20-typo.conf"),
+		   "\n[rule]\nacton = keep\n", -1);
+	mkdir(unit_path("mixed.d/30-dir.conf"), 0755);
+	CHECK(mfrd_rules_load_dir(d, &r, &e) == -1,
+	      "a directory with a bad file fails");
+	check_errors(&e, want_mixed, "mixed rules.d");
+	CHECK(r.n == 12345, "no partial result from a directory");
+	mfrd_errors_free(&e);
+
+	static const char *const want_missing[] = {
+		"%s/none.conf: No such file or directory",
+		NULL,
+	};
+	CHECK(mfrd_rules_load_file(unit_path("none.conf"), &r, &e) == -1,
+	      "a missing rules file fails");
+	check_errors(&e, want_missing, "missing rules file");
+	mfrd_errors_free(&e);
+
+	static const char *const want_notdir[] = {
+		"%s/bad-rules.conf: Not a directory",
+		NULL,
+	};
+	CHECK(mfrd_rules_load_dir(p, &r, &e) == -1,
+	      "a file as rules.d fails");
+	check_errors(&e, want_notdir, "file as rules.d");
+	mfrd_errors_free(&e);
+}
+
+int main(void)
+{
+	unit_init();
+	test_config_good();
+	test_config_bad();
+	test_rules_good();
+	test_rules_bad();
+	return check_exit_status();
+}

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit test of mfrd-metrics: the exact exposition text with and without
+ * the module, label escaping, and the atomic replacement (a new inode
+ * renamed over the old file, no PATH.tmp left, the old file kept when
+ * writing fails).
+ */
+#include <errno.h>
+#include <unistd.h>
+#include <linux/mfr.h>
+
+#include "mfrd-metrics.h"
+#include "unit.h"
+
+static const char loaded_text[] =
+	"# HELP mfr_module_loaded Whether the mfr module is loaded (its family answers).\n"
+	"# TYPE mfr_module_loaded gauge\n"
+	"mfr_module_loaded 1\n"
+	"# HELP mfr_module_info Versions of the loaded mfr module, as labels.\n"
+	"# TYPE mfr_module_info gauge\n"
+	"mfr_module_info{version=\"0.1.0 \\\"dev\\\\x\\n\",hooks_api_version=\"1\"} 1\n"
+	"# HELP mfr_memfds_kept HugeTLB memfds currently opted in to keep poisoned pages mapped.\n"
+	"# TYPE mfr_memfds_kept gauge\n"
+	"mfr_memfds_kept 3\n"
+	"# HELP mfr_raw_pages_kept Poisoned 4 KiB pages in kept hugepages not offlined yet.\n"
+	"# TYPE mfr_raw_pages_kept gauge\n"
+	"mfr_raw_pages_kept 4\n"
+	"# HELP mfr_folios_pending Kept hugepages released by their memfd and not offlined yet.\n"
+	"# TYPE mfr_folios_pending gauge\n"
+	"mfr_folios_pending 5\n"
+	"# HELP mfr_folios_offlined_total Poisoned hugepages dissolved and offlined since the module loaded.\n"
+	"# TYPE mfr_folios_offlined_total counter\n"
+	"mfr_folios_offlined_total 6\n"
+	"# HELP mfr_raw_pages_isolated_total Poisoned 4 KiB pages taken off the page allocator for good.\n"
+	"# TYPE mfr_raw_pages_isolated_total counter\n"
+	"mfr_raw_pages_isolated_total 7\n"
+	"# HELP mfr_healthy_pages_returned_total Healthy 4 KiB pages of offlined hugepages given back to the allocator.\n"
+	"# TYPE mfr_healthy_pages_returned_total counter\n"
+	"mfr_healthy_pages_returned_total 8\n"
+	"# HELP mfr_budget_fallbacks_total Errors handled the default way because a memfd's budget was exceeded.\n"
+	"# TYPE mfr_budget_fallbacks_total counter\n"
+	"mfr_budget_fallbacks_total 9\n"
+	"# HELP mfr_signals_sent_total SIGBUS signals sent for poisoned pages of kept hugepages.\n"
+	"# TYPE mfr_signals_sent_total counter\n"
+	"mfr_signals_sent_total 10\n"
+	"# HELP mfr_rules Rules installed in the module.\n"
+	"# TYPE mfr_rules gauge\n"
+	"mfr_rules 11\n"
+	"# HELP mfr_generation Generation of the module's state, changes with every change.\n"
+	"# TYPE mfr_generation gauge\n"
+	"mfr_generation 18446744073709551615\n"
+	"# HELP mfr_poisoned_pages Poisoned 4 KiB pages recorded in this boot, by state.\n"
+	"# TYPE mfr_poisoned_pages gauge\n"
+	"mfr_poisoned_pages{state=\"kept\"} 1\n"
+	"mfr_poisoned_pages{state=\"pending\"} 2\n"
+	"mfr_poisoned_pages{state=\"offlined\"} 3\n"
+	"mfr_poisoned_pages{state=\"fallback\"} 4\n"
+	"# HELP mfr_poisoned_pfns_earlier_boots Distinct poisoned pfns recorded in earlier boots.\n"
+	"# TYPE mfr_poisoned_pfns_earlier_boots gauge\n"
+	"mfr_poisoned_pfns_earlier_boots 17\n";
+
+static const char unloaded_text[] =
+	"# HELP mfr_module_loaded Whether the mfr module is loaded (its family answers).\n"
+	"# TYPE mfr_module_loaded gauge\n"
+	"mfr_module_loaded 0\n"
+	"# HELP mfr_poisoned_pages Poisoned 4 KiB pages recorded in this boot, by state.\n"
+	"# TYPE mfr_poisoned_pages gauge\n"
+	"mfr_poisoned_pages{state=\"kept\"} 0\n"
+	"mfr_poisoned_pages{state=\"pending\"} 0\n"
+	"mfr_poisoned_pages{state=\"offlined\"} 0\n"
+	"mfr_poisoned_pages{state=\"fallback\"} 0\n"
+	"# HELP mfr_poisoned_pfns_earlier_boots Distinct poisoned pfns recorded in earlier boots.\n"
+	"# TYPE mfr_poisoned_pfns_earlier_boots gauge\n"
+	"mfr_poisoned_pfns_earlier_boots 0\n";
+
+static ino_t inode_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0 : st.st_ino;
+}
+
+int main(void)
+{
+	struct mfrd_metrics m = { .module_loaded = true,
+				  .module_version = "0.1.0 \"dev\\x\n" };
+	char path[4096], tmp[4200], *text;
+	struct stat st;
+	ino_t before;
+
+	unit_init();
+	snprintf(path, sizeof(path), "%s", unit_path("mfr.prom"));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+
+	for (int a = 1; a <= MFR_A_STATUS_MAX; a++) {
+		m.has[a] = true;
+		m.status[a] = (uint64_t)a;
+	}
+	m.status[MFR_A_STATUS_GENERATION] = UINT64_MAX;
+	for (int s = 0; s < MFRD_PAGE_STATES; s++)
+		m.pages[s] = (uint64_t)s + 1;
+	m.earlier_boot_pfns = 17;
+
+	/* An old file and a stale PATH.tmp from a crash are both replaced. */
+	unit_write(path, "old\n", -1);
+	unit_write(tmp, "stale\n", -1);
+	before = inode_of(path);
+	CHECK(mfrd_metrics_write(path, &m) == 0, "write with the module");
+	text = unit_read(path);
+	CHECK_STR(text, loaded_text, "exposition text with the module");
+	free(text);
+	CHECK(access(tmp, F_OK) == -1 && errno == ENOENT, "no PATH.tmp left");
+	CHECK(inode_of(path) != before, "a new inode: renamed, not rewritten");
+	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0644,
+	      "mode 0644, readable by node_exporter");
+
+	memset(&m, 0, sizeof(m));
+	CHECK(mfrd_metrics_write(path, &m) == 0, "write without the module");
+	text = unit_read(path);
+	CHECK_STR(text, unloaded_text, "exposition text without the module");
+	free(text);
+
+	/* A failed write leaves the last good file and no PATH.tmp. */
+	CHECK(mkdir(tmp, 0755) == 0, "make PATH.tmp a directory");
+	CHECK(mfrd_metrics_write(path, &m) == -EISDIR,
+	      "PATH.tmp unwritable: -EISDIR");
+	text = unit_read(path);
+	CHECK_STR(text, unloaded_text, "the last good file is still there");
+	free(text);
+	rmdir(tmp);
+
+	snprintf(path, sizeof(path), "%s", unit_path("no-such-dir/mfr.prom"));
+	CHECK(mfrd_metrics_write(path, &m) == -ENOENT,
+	      "a missing directory: -ENOENT");
+	return check_exit_status();
+}
