@@ -392,10 +392,11 @@ static int mfr_nl_memfd_set_keep(struct genl_info *info, struct file *file,
 	mutex_lock(&mfr_memfds_lock);
 	m = mfr_memfd_find(file->f_mapping);
 	if (m) {
-		if (m->nr_poisoned && budget && budget < m->nr_poisoned) {
+		/* Its hugepages were kept under the old budget: too late. */
+		if (m->nr_poisoned) {
 			NL_SET_ERR_MSG_ATTR(info->extack,
-					    info->attrs[MFR_A_MEMFD_BUDGET],
-					    "budget: below the pages already poisoned");
+					    info->attrs[MFR_A_MEMFD_FD],
+					    "fd: the memfd already has poisoned pages");
 			err = -EBUSY;
 			goto out;
 		}

@@ -124,6 +124,13 @@ check(reply['policy'] == 'default' and ino not in memfds() and status()['memfds-
 w.go('b')
 w.finish()
 
+# The second 4 KiB page of a hugepage: its struct page holds folio fields
+# (kernel-hooks/0009 makes memory-failure find its mappers).
+w = Workload('scratch-4', 1, ['poison:1', 'read:0', 'close'], keep=True)
+w.finish()
+check(w.out == [f'sigbus 1 {EXPECT_KEPT}', 'read 0 ok'],
+      f'an error in the second page of a hugepage is signalled like any other ({w.out})')
+
 for rid in (name_rule, cg_rule):
     cli('--do', 'rule-del', '--json', f'{{"id": {rid}}}')
 check(not any(r['id'] in (name_rule, cg_rule) for r in dump('rule-get')),

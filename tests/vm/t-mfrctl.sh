@@ -66,6 +66,29 @@ check "memfd set PID FD default" "$ctl" memfd set "$pid" "$fd" default
 touch "$sync/d"
 wait
 
+# A cgroup rule with a budget of 1: the second error falls back.
+cg=/sys/fs/cgroup
+[ -e $cg/cgroup.procs ] || mount -t cgroup2 none $cg
+mkdir -p $cg/mfr-ctl
+cgid=$("$ctl" -j rules add --cgroup /mfr-ctl --action keep --budget 1 |
+	"$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+sh -c "echo \$\$ > $cg/mfr-ctl/cgroup.procs && exec '$script' vm-ctl 1 poison:0 poison:1 \
+	'ready:$sync/e' 'wait:$sync/f' close" >"$sync/out2" &
+wait_file "$sync/e"
+read -r pid fd ino <"$sync/e"
+check "memfd list -j: opted in by the cgroup rule, over budget after 2 errors" \
+	json "any(m['inode'] == $ino and m['rule-id'] == $cgid and m['cgroup-path'] == '/mfr-ctl' and m['state'] == 'over-budget' for m in d)" \
+	< <("$ctl" -j memfd list)
+check "poison list -j: its kept page fell back" \
+	json "[p['state'] for p in d if p['inode'] == $ino] == ['fallback']" < <("$ctl" -j poison list)
+check "stats: a budget fallback" json 'd["budget-fallbacks"] >= 1' < <("$ctl" -j stats)
+touch "$sync/f"
+wait
+check "the workload saw 4 KiB, then hugepage-sized SIGBUS" \
+	diff <(printf 'sigbus 0 code=AR lsb=12 exact=1\nsigbus 1 code=AR lsb=21 exact=1\n') "$sync/out2"
+check "rules del $cgid" "$ctl" rules del "$cgid"
+rmdir $cg/mfr-ctl
+
 check "rules del $id" "$ctl" rules del "$id"
 check "rules del $id again: exit 1" bash -c "'$ctl' rules del $id 2>/dev/null; [ \$? = 1 ]"
 check "rules list -j is empty" json 'd == []' < <("$ctl" -j rules list)
