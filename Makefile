@@ -31,7 +31,7 @@ module: kernel
 helpers: $(HELPERS)
 
 # mfrctl (the daemon/ directory's own Makefile, objects in build/daemon)
-daemon:
+daemon: deps
 	$(MAKE) -C daemon
 
 build/helpers/%: tests/helpers/%.c
