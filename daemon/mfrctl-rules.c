@@ -36,18 +36,10 @@ static int print_added(uint8_t cmd, const struct mfr_attr_set *set,
 		       struct nlattr **tb, void *arg)
 {
 	struct mfrctl *ctl = arg;
-	json_object *doc;
-	int ret;
 
 	(void)cmd;
-	if (ctl->json) {
-		doc = json_attrs(set, tb);
-		if (!doc)
-			return -ENOMEM;
-		ret = json_print(doc);
-		json_object_put(doc);
-		return ret;
-	}
+	if (ctl->json)
+		return json_print_attrs(set, tb);
 	if (!tb[MFR_A_RULE_ID])
 		return -EBADMSG;
 	printf("%u\n", nla_get_u32(tb[MFR_A_RULE_ID]));

@@ -41,20 +41,12 @@ static bool is_counter(unsigned int attr)
 static int print_status(struct mfrctl *ctl, struct nlattr **tb)
 {
 	const struct mfr_attr_set *set = &mfr_attr_sets[MFR_SET_STATUS];
-	json_object *doc;
 	unsigned int attr;
 	size_t i;
 	char *v;
-	int ret;
 
-	if (ctl->json) {
-		doc = json_attrs(set, tb);
-		if (!doc)
-			return -ENOMEM;
-		ret = json_print(doc);
-		json_object_put(doc);
-		return ret;
-	}
+	if (ctl->json)
+		return json_print_attrs(set, tb);
 	for (i = 0; i < ARRAY_SIZE(status_lines); i++) {
 		attr = status_lines[i].attr;
 		v = tb[attr] ? attr_text(set, attr, tb[attr], false) :

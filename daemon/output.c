@@ -133,7 +133,9 @@ int json_add_attrs(json_object *obj, const struct mfr_attr_set *set,
 	return 0;
 }
 
-json_object *json_attrs(const struct mfr_attr_set *set, struct nlattr **tb)
+/* json_add_attrs() into a new object; NULL on ENOMEM. */
+static json_object *json_attrs(const struct mfr_attr_set *set,
+			       struct nlattr **tb)
 {
 	json_object *obj = json_object_new_object();
 
@@ -154,6 +156,18 @@ int json_print(json_object *doc)
 	if (puts(s) == EOF)
 		return -errno;
 	return 0;
+}
+
+int json_print_attrs(const struct mfr_attr_set *set, struct nlattr **tb)
+{
+	json_object *obj = json_attrs(set, tb);
+	int ret;
+
+	if (!obj)
+		return -ENOMEM;
+	ret = json_print(obj);
+	json_object_put(obj);
+	return ret;
 }
 
 /* How people read an attribute; everything else prints in decimal. */

@@ -23,12 +23,12 @@ json_object *json_text(const char *s);
 /*
  * Every attribute present in tb, keyed by its spec name, in spec order:
  * numbers as JSON integers, enums by value name.  json_add_attrs() adds
- * them to obj (0 or -ENOMEM), json_attrs() to a new object (NULL on
- * ENOMEM).
+ * them to obj (0 or -ENOMEM); json_print_attrs() prints them as one
+ * document (0 or -errno).
  */
 int json_add_attrs(json_object *obj, const struct mfr_attr_set *set,
 		   struct nlattr **tb);
-json_object *json_attrs(const struct mfr_attr_set *set, struct nlattr **tb);
+int json_print_attrs(const struct mfr_attr_set *set, struct nlattr **tb);
 
 /* Print a JSON document on a line of its own.  0 or -errno. */
 int json_print(json_object *doc);
