@@ -319,7 +319,7 @@ int mfrd_config_load(const char *path, struct mfrd_config *cfg,
 		.metrics_file =
 			xstrdup("/var/lib/prometheus/node-exporter/mfr.prom"),
 		.metrics_interval = 60,
-		.offline_recorded_pfns = false,
+		.offline_recorded_pfns = true,
 		.watchdog = true,
 	};
 	struct mfrd_errors e = { 0 };

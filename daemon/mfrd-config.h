@@ -28,7 +28,7 @@ struct mfrd_config {
 	char *state_dir;		/* the database lives here */
 	char *metrics_file;		/* Prometheus textfile; NULL: none */
 	unsigned int metrics_interval;	/* seconds between rewrites */
-	bool offline_recorded_pfns;	/* soft-offline pfns of earlier boots */
+	bool offline_recorded_pfns;	/* hard-offline pfns of earlier boots */
 	bool watchdog;			/* honour systemd's WatchdogSec= */
 };
 

@@ -40,7 +40,7 @@ static void test_config_good(void)
 		   "state_dir = /var/lib/mfrd-test\n"
 		   "  metrics_file=/run/mfr.prom  \n"
 		   "\tmetrics_interval =\t15\r\n"
-		   "offline_recorded_pfns = yes\n"
+		   "offline_recorded_pfns = no\n"
 		   "   # indented comment\n"
 		   "watchdog = no\n", -1);
 	CHECK(mfrd_config_load(p, &c, &e) == 0 && e.n == 0,
@@ -48,7 +48,7 @@ static void test_config_good(void)
 	CHECK_STR(c.state_dir, "/var/lib/mfrd-test", "state_dir");
 	CHECK_STR(c.metrics_file, "/run/mfr.prom", "metrics_file, trimmed");
 	CHECK(c.metrics_interval == 15, "metrics_interval 15");
-	CHECK(c.offline_recorded_pfns, "offline_recorded_pfns yes");
+	CHECK(!c.offline_recorded_pfns, "offline_recorded_pfns no");
 	CHECK(!c.watchdog, "watchdog no");
 	mfrd_config_free(&c);
 
@@ -62,7 +62,7 @@ static void test_config_good(void)
 	CHECK_STR(c.state_dir, "/var/lib/mfrd", "default state_dir");
 	CHECK_STR(c.metrics_file, "/var/lib/prometheus/node-exporter/mfr.prom",
 		  "default metrics_file");
-	CHECK(c.metrics_interval == 60 && !c.offline_recorded_pfns &&
+	CHECK(c.metrics_interval == 60 && c.offline_recorded_pfns &&
 	      c.watchdog, "default interval, offline, watchdog");
 	mfrd_config_free(&c);
 }
