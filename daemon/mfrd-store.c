@@ -93,7 +93,7 @@ static const char *const migrations[MFRD_STORE_SCHEMA_VERSION] = {
 
 enum stmt {
 	ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_UPSERT, ST_FOLIO_STATE, ST_EVENT,
-	ST_EARLIER, ST_COUNT, ST_NR
+	ST_EARLIER, ST_COUNT, ST_HAS_PAGE, ST_NR
 };
 
 static const char *const stmt_sql[ST_NR] = {
@@ -114,6 +114,8 @@ static const char *const stmt_sql[ST_NR] = {
 	[ST_COUNT] =
 		"SELECT state, count(*) FROM poisoned_pages WHERE boot_id = ?1"
 		" GROUP BY state",
+	[ST_HAS_PAGE] =
+		"SELECT 1 FROM poisoned_pages WHERE boot_id = ?1 AND pfn = ?2",
 };
 
 struct mfrd_store {
@@ -415,4 +417,24 @@ int mfrd_store_count_states(struct mfrd_store *s,
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	return rc == SQLITE_DONE ? 0 : fail(s, "count states");
+}
+
+int mfrd_store_has_page(struct mfrd_store *s, uint64_t pfn)
+{
+	sqlite3_stmt *st = s->st[ST_HAS_PAGE];
+	int rc;
+
+	sqlite3_bind_text(st, 1, s->boot_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)pfn);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc == SQLITE_ROW)
+		return 1;
+	return rc == SQLITE_DONE ? 0 : fail(s, "has page");
+}
+
+int mfrd_store_last_changes(struct mfrd_store *s)
+{
+	return sqlite3_changes(s->db);
 }

@@ -108,6 +108,15 @@ int mfrd_store_put_page(struct mfrd_store *s, const struct mfrd_page *p,
 int mfrd_store_set_folio_state(struct mfrd_store *s, uint64_t head_pfn,
 			       uint32_t state, int64_t now_usec);
 
+/* 1 if this boot's record has pfn, 0 if not, -1 on error. */
+int mfrd_store_has_page(struct mfrd_store *s, uint64_t pfn);
+
+/*
+ * Rows the last put_page or log_event wrote: 0 after a put_page that
+ * brought nothing new.
+ */
+int mfrd_store_last_changes(struct mfrd_store *s);
+
 /* Append an event to the log.  Returns 0 or -1. */
 int mfrd_store_log_event(struct mfrd_store *s, const struct mfrd_event *e);
 

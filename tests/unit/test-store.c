@@ -88,8 +88,12 @@ static void test_new_db(const char *path)
 	CHECK_STR(q("PRAGMA journal_mode"), "wal", "journal_mode");
 	CHECK_STR(q("PRAGMA user_version"), "1", "user_version");
 
+	CHECK(mfrd_store_has_page(s, page1.pfn) == 0, "pfn not known yet");
 	CHECK(mfrd_store_put_page(s, &page1, 1000) == 0, "put a page");
+	CHECK(mfrd_store_last_changes(s) == 1, "a new page: one row written");
+	CHECK(mfrd_store_has_page(s, page1.pfn) == 1, "pfn known now");
 	CHECK(mfrd_store_put_page(s, &page1, 2000) == 0, "put it again");
+	CHECK(mfrd_store_last_changes(s) == 0, "a replay writes no row");
 	CHECK_STR(q("SELECT count(*) FROM poisoned_pages"), "1",
 		  "same record twice: one row");
 	CHECK_STR(q(ROW1), BOOT_A "|74565|74240|2097152|1043|guest ram|4242|"
@@ -103,6 +107,7 @@ static void test_new_db(const char *path)
 		.times_consumed = 3,
 	};
 	CHECK(mfrd_store_put_page(s, &p, 3000) == 0, "put a partial record");
+	CHECK(mfrd_store_last_changes(s) == 1, "a change: one row written");
 	CHECK_STR(q(ROW1), BOOT_A "|74565|74240|2097152|1043|guest ram|4242|"
 		  "qemu-system-x86|42|/machine.slice|1331200|kept|3|1000|3000",
 		  "times consumed 3, the rest kept, last update 3000");
@@ -206,6 +211,8 @@ static void test_reopen(const char *path)
 
 	/* The next boot sees this one's pfns, and records its own apart. */
 	s = open_ok(path, BOOT_B);
+	CHECK(mfrd_store_has_page(s, page1.pfn) == 0,
+	      "a pfn of an earlier boot is not this boot's");
 	CHECK(mfrd_store_put_page(s, &page1, 30000) == 0,
 	      "the same pfn in another boot");
 	CHECK_STR(q("SELECT count(*) FROM poisoned_pages WHERE pfn = 74565"),
