@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Journal entries through sd_journal_sendv(), one iovec per "KEY=value"
+ * field.  Without journald the same entry becomes one stderr line, the
+ * message followed by its fields in brackets, so tests can still check
+ * MESSAGE_IDs and fields.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/uio.h>
+#include <systemd/sd-journal.h>
+
+#include "mfrd-log.h"
+
+#define MAX_FIELDS	40
+
+struct mfrd_log {
+	char *fields[MAX_FIELDS];	/* "KEY=value", PRIORITY first */
+	unsigned int n;
+	char *message;
+	struct mfrd_log *next;		/* deferred entries */
+};
+
+static bool to_journal, to_stderr;
+static struct mfrd_log *deferred, **deferred_tail = &deferred;
+
+void mfrd_log_open(void)
+{
+	to_journal = access("/run/systemd/journal/socket", F_OK) == 0;
+	/* Someone started us by hand: show them too. */
+	to_stderr = !to_journal || isatty(STDERR_FILENO);
+}
+
+static char *xvasprintf(const char *fmt, va_list ap)
+{
+	char *s;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		abort();
+	return s;
+}
+
+static void add(struct mfrd_log *l, const char *key, const char *fmt,
+		va_list ap)
+{
+	char *value = xvasprintf(fmt, ap);
+
+	/* More fields than MAX_FIELDS is a bug of ours: drop, not crash. */
+	if (l->n < MAX_FIELDS &&
+	    asprintf(&l->fields[l->n], "%s=%s", key, value) >= 0)
+		l->n++;
+	free(value);
+}
+
+static void add_field(struct mfrd_log *l, const char *key, const char *fmt,
+		      ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	add(l, key, fmt, ap);
+	va_end(ap);
+}
+
+struct mfrd_log *mfrd_log_new(int priority, const char *message_id)
+{
+	struct mfrd_log *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		abort();
+	add_field(l, "PRIORITY", "%d", priority);
+	add_field(l, "SYSLOG_IDENTIFIER", "%s", "mfrd");
+	if (message_id)
+		add_field(l, "MESSAGE_ID", "%s", message_id);
+	return l;
+}
+
+void mfrd_log_field(struct mfrd_log *l, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	add(l, key, fmt, ap);
+	va_end(ap);
+}
+
+void mfrd_log_message(struct mfrd_log *l, const char *fmt, ...)
+{
+	va_list ap;
+
+	free(l->message);
+	va_start(ap, fmt);
+	l->message = xvasprintf(fmt, ap);
+	va_end(ap);
+}
+
+static void free_entry(struct mfrd_log *l)
+{
+	for (unsigned int i = 0; i < l->n; i++)
+		free(l->fields[i]);
+	free(l->message);
+	free(l);
+}
+
+/* PRIORITY and SYSLOG_IDENTIFIER say nothing on stderr. */
+#define STDERR_SKIP	2
+
+static void write_stderr(const struct mfrd_log *l)
+{
+	unsigned int i;
+
+	flockfile(stderr);
+	fprintf(stderr, "mfrd: %s", l->message ? l->message : "");
+	for (i = STDERR_SKIP; i < l->n; i++)
+		fprintf(stderr, "%s%s", i == STDERR_SKIP ? " [" : " ",
+			l->fields[i]);
+	fputs(l->n > STDERR_SKIP ? "]\n" : "\n", stderr);
+	funlockfile(stderr);
+	fflush(stderr);
+}
+
+void mfrd_log_send(struct mfrd_log *l)
+{
+	struct iovec iov[MAX_FIELDS + 1];
+	char *msg = NULL;
+	unsigned int i;
+
+	if (to_journal) {
+		for (i = 0; i < l->n; i++) {
+			iov[i].iov_base = l->fields[i];
+			iov[i].iov_len = strlen(l->fields[i]);
+		}
+		if (asprintf(&msg, "MESSAGE=%s", l->message ?: "") < 0)
+			abort();
+		iov[i].iov_base = msg;
+		iov[i].iov_len = strlen(msg);
+		/* journald gone (stopping): stderr still reaches someone */
+		if (sd_journal_sendv(iov, (int)i + 1) < 0 && !to_stderr)
+			write_stderr(l);
+		free(msg);
+	}
+	if (to_stderr)
+		write_stderr(l);
+	free_entry(l);
+}
+
+void mfrd_log_defer(struct mfrd_log *l)
+{
+	l->next = NULL;
+	*deferred_tail = l;
+	deferred_tail = &l->next;
+}
+
+void mfrd_log_flush(void)
+{
+	struct mfrd_log *l, *next;
+
+	for (l = deferred; l; l = next) {
+		next = l->next;
+		mfrd_log_send(l);
+	}
+	deferred = NULL;
+	deferred_tail = &deferred;
+}
+
+void mfrd_log_discard(void)
+{
+	struct mfrd_log *l, *next;
+
+	for (l = deferred; l; l = next) {
+		next = l->next;
+		free_entry(l);
+	}
+	deferred = NULL;
+	deferred_tail = &deferred;
+}
+
+void mfrd_logf(int priority, const char *message_id, const char *fmt, ...)
+{
+	struct mfrd_log *l = mfrd_log_new(priority, message_id);
+	va_list ap;
+
+	va_start(ap, fmt);
+	l->message = xvasprintf(fmt, ap);
+	va_end(ap);
+	mfrd_log_send(l);
+}

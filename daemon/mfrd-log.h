@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * mfrd's log: journal entries with a stable MESSAGE_ID per kind and
+ * structured MFR_* fields (catalog in mfrd.catalog), or plain stderr
+ * lines where no journald listens (a test VM without systemd).
+ */
+#ifndef MFRD_LOG_H
+#define MFRD_LOG_H
+
+#include <syslog.h>
+
+/* One per kind of entry; never change one that has shipped. */
+#define MFRD_MSGID_MEMFD_KEPT		"6e49105e051b4eba9c80c48617c620cf"
+#define MFRD_MSGID_MEMFD_EVICTED	"acfd4f1892b44e10a3dcf0101aa03d7a"
+#define MFRD_MSGID_PAGE_POISONED	"eb5269e54a5a4debadd6ea2bba88f801"
+#define MFRD_MSGID_PAGE_CONSUMED	"46ffc58993a54cce8ee11141578ff82d"
+#define MFRD_MSGID_BUDGET_EXCEEDED	"1ef403f47f854f3e9dacb5bb55bd2897"
+#define MFRD_MSGID_FOLIO_PENDING	"d7800a9fce844c7bb16105f91d12d17e"
+#define MFRD_MSGID_FOLIO_OFFLINED	"be1343cc34614c06863e97f641dd71d6"
+#define MFRD_MSGID_RECORDED_OFFLINED	"d9463ef76f3d458c937ec83dd6fb5712"
+#define MFRD_MSGID_CONFIG_REJECTED	"cda346a082d94325996172d99f99455d"
+#define MFRD_MSGID_MODULE_STATE		"9500ecc826c24b2eb0a4233b304989a5"
+#define MFRD_MSGID_EVENTS_LOST		"692a0f373f854c89adca72c966ad1aee"
+
+struct mfrd_log;
+
+/* Decide once where entries go: journald if its socket exists. */
+void mfrd_log_open(void);
+
+/*
+ * Build an entry: priority (LOG_*), MESSAGE_ID (NULL: none), fields,
+ * then the MESSAGE.  Out of memory aborts: a daemon that cannot log
+ * is restarted by systemd.
+ */
+struct mfrd_log *mfrd_log_new(int priority, const char *message_id);
+void mfrd_log_field(struct mfrd_log *l, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void mfrd_log_message(struct mfrd_log *l, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Send the entry now and free it. */
+void mfrd_log_send(struct mfrd_log *l);
+
+/*
+ * Hold the entry until mfrd_log_flush(): events are logged only once
+ * their records are committed to the store.
+ */
+void mfrd_log_defer(struct mfrd_log *l);
+void mfrd_log_flush(void);
+/* Drop the held entries: their records were rolled back. */
+void mfrd_log_discard(void);
+
+/* A message without fields. */
+void mfrd_logf(int priority, const char *message_id, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif /* MFRD_LOG_H */

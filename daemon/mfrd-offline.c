@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Hard-offlining, at boot, the pfns recorded as poisoned in earlier boots:
+ * a UE seen once is likely to come back, and a kept page's error is not
+ * in any kernel record after a reboot.  Done before READY=1, so workloads
+ * ordered after mfrd.service never get those pages.
+ *
+ * Once per boot: a marker file in the state directory holds the boot id
+ * of the last pass, so a restarted mfrd does not log the pass again.
+ * (Redoing it would be harmless anyway: poisoned pages are skipped.)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mfrd.h"
+#include "mfrd-log.h"
+
+#define HARD_OFFLINE	"/sys/devices/system/memory/hard_offline_page"
+#define KPAGEFLAGS	"/proc/kpageflags"
+#define KPF_HWPOISON	19
+#define PAGE_SHIFT	12
+#define MARKER		"recorded-pfns-offlined"
+/* Failed pfns named in the journal entry; the count says the rest. */
+#define FAILED_LISTED	16
+
+#ifndef EHWPOISON
+#define EHWPOISON	133
+#endif
+
+static char *marker_path(struct mfrd *d)
+{
+	char *p;
+
+	if (asprintf(&p, "%s/" MARKER, d->cfg.state_dir) < 0)
+		abort();
+	return p;
+}
+
+static bool done_this_boot(struct mfrd *d)
+{
+	char *path = marker_path(d), id[64] = "";
+	FILE *f = fopen(path, "re");
+
+	free(path);
+	if (!f)
+		return false;
+	if (!fgets(id, sizeof(id), f))
+		id[0] = '\0';
+	fclose(f);
+	id[strcspn(id, "\n")] = '\0';
+	return !strcmp(id, d->boot_id);
+}
+
+/* Write the marker atomically: a half-written one would be "not done". */
+static void mark_done(struct mfrd *d)
+{
+	char *path = marker_path(d), *tmp;
+	bool ok;
+	FILE *f;
+	int err;
+
+	if (asprintf(&tmp, "%s.tmp", path) < 0)
+		abort();
+	f = fopen(tmp, "we");
+	ok = f && fprintf(f, "%s\n", d->boot_id) > 0 && !fflush(f) &&
+	     !fsync(fileno(f));
+	err = errno;
+	if (f && fclose(f) && ok) {
+		ok = false;
+		err = errno;
+	}
+	if (ok && rename(tmp, path)) {
+		ok = false;
+		err = errno;
+	}
+	if (!ok) {
+		mfrd_logf(LOG_WARNING, NULL,
+			  "cannot write %s (%s): a restart in this boot will offline the recorded pfns again",
+			  path, strerror(err));
+		unlink(tmp);
+	}
+	free(tmp);
+	free(path);
+}
+
+/* 1 if the kernel already marked pfn poisoned, 0 if not or unknown. */
+static int hwpoisoned(int kpf, uint64_t pfn)
+{
+	uint64_t flags;
+
+	if (kpf < 0 ||
+	    pread(kpf, &flags, sizeof(flags), (off_t)(pfn * sizeof(flags))) !=
+	    (ssize_t)sizeof(flags))
+		return 0;
+	return !!(flags & (1ULL << KPF_HWPOISON));
+}
+
+/* 0, or the errno the kernel refused the page with. */
+static int hard_offline(uint64_t pfn)
+{
+	char buf[32];
+	int fd, len, err = 0;
+
+	fd = open(HARD_OFFLINE, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	len = snprintf(buf, sizeof(buf), "0x%llx",
+		       (unsigned long long)pfn << PAGE_SHIFT);
+	if (write(fd, buf, len) != len)
+		err = errno ?: EIO;
+	close(fd);
+	return err;
+}
+
+void mfrd_offline_recorded(struct mfrd *d)
+{
+	unsigned int offlined = 0, already = 0, failed = 0;
+	uint64_t *pfns = NULL;
+	char failed_pfns[FAILED_LISTED * 20] = "";
+	int kpf, err, first_err = 0;
+	struct mfrd_log *l;
+	size_t n = 0, i;
+
+	if (done_this_boot(d)) {
+		mfrd_logf(LOG_DEBUG, NULL,
+			  "the pfns of earlier boots were offlined in this boot already");
+		return;
+	}
+	if (mfrd_store_earlier_pfns(d->store, &pfns, &n)) {
+		mfrd_logf(LOG_ERR, NULL, "cannot read the pfns of earlier boots: %s",
+			  mfrd_store_error(d->store));
+		return;
+	}
+	kpf = open(KPAGEFLAGS, O_RDONLY | O_CLOEXEC);
+	for (i = 0; i < n; i++) {
+		if (hwpoisoned(kpf, pfns[i])) {
+			already++;
+			continue;
+		}
+		err = hard_offline(pfns[i]);
+		if (!err) {
+			offlined++;
+		} else if (err == EHWPOISON) {
+			already++;	/* kpageflags unreadable, or a race */
+		} else {
+			if (!first_err)
+				first_err = err;
+			if (failed++ < FAILED_LISTED)
+				snprintf(failed_pfns + strlen(failed_pfns),
+					 sizeof(failed_pfns) - strlen(failed_pfns),
+					 "%s0x%" PRIx64, failed > 1 ? " " : "",
+					 pfns[i]);
+		}
+	}
+	if (kpf >= 0)
+		close(kpf);
+
+	l = mfrd_log_new(failed ? LOG_WARNING : LOG_INFO,
+			 MFRD_MSGID_RECORDED_OFFLINED);
+	mfrd_log_field(l, "MFR_OFFLINED", "%u", offlined);
+	mfrd_log_field(l, "MFR_ALREADY", "%u", already);
+	mfrd_log_field(l, "MFR_FAILED", "%u", failed);
+	if (failed) {
+		mfrd_log_field(l, "MFR_FAILED_PFNS", "%s", failed_pfns);
+		mfrd_log_field(l, "ERRNO", "%d", first_err);
+		mfrd_log_message(l, "pfns recorded as poisoned in earlier boots: %zu; %u hard-offlined now, %u already offline, %u failed (first error: %s; pfns %s%s)",
+				 n, offlined, already, failed,
+				 strerror(first_err), failed_pfns,
+				 failed > FAILED_LISTED ? " ..." : "");
+	} else {
+		mfrd_log_message(l, "pfns recorded as poisoned in earlier boots: %zu; %u hard-offlined now, %u already offline",
+				 n, offlined, already);
+	}
+	mfrd_log_send(l);
+	free(pfns);
+	mark_done(d);
+}

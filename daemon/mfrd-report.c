@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * What mfrd tells the outside: STATUS= for systemctl status, and the
+ * Prometheus textfile.  Both come from the module's status-get and the
+ * store's counts.  The metrics are rewritten every metrics_interval and
+ * after events, at most once a second: a storm of errors must not turn
+ * into a storm of fsyncs.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <systemd/sd-daemon.h>
+
+#include "mfrd.h"
+#include "mfrd-log.h"
+#include "mfrd-metrics.h"
+
+#define SOON_USEC	1000000ULL
+
+struct snapshot {
+	struct mfrd_metrics m;
+	char version[64];
+	uint64_t pages;		/* this boot's, every state */
+};
+
+static int status_cb(uint8_t cmd, const struct mfr_attr_set *set,
+		     struct nlattr **tb, void *arg)
+{
+	struct snapshot *s = arg;
+
+	(void)cmd;
+	for (unsigned int i = 1; i <= MFR_A_STATUS_MAX; i++) {
+		if (!tb[i])
+			continue;
+		if (set->attrs[i].type == MFR_ATTR_STRING) {
+			if (i == MFR_A_STATUS_MODULE_VERSION)
+				snprintf(s->version, sizeof(s->version), "%s",
+					 nla_get_string(tb[i]));
+			continue;
+		}
+		s->m.has[i] = true;
+		s->m.status[i] = mfr_genl_get_uint(tb[i]);
+	}
+	return 0;
+}
+
+static void snapshot(struct mfrd *d, struct snapshot *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (d->connected && !mfrd_status_get(d, status_cb, s)) {
+		s->m.module_loaded = true;
+		s->m.module_version = s->version;
+	} else {
+		memset(s->m.has, 0, sizeof(s->m.has));
+	}
+	if (!mfrd_store_count_states(d->store, s->m.pages))
+		for (int i = 0; i < MFRD_PAGE_STATES; i++)
+			s->pages += s->m.pages[i];
+	s->m.earlier_boot_pfns = d->earlier_boot_pfns;
+}
+
+static uint64_t now_monotonic(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void send_status(struct mfrd *d, const struct snapshot *s,
+			const char *extra)
+{
+	char *status;
+	int r;
+
+	if (!d->connected)
+		r = asprintf(&status, "waiting for mfr.ko%s%s",
+			     d->note ? "; " : "", d->note ?: "");
+	else
+		r = asprintf(&status, "%" PRIu64 " rules, %" PRIu64 " pages recorded, module loaded, generation %" PRIu64 "%s%s%s",
+			     s->m.has[MFR_A_STATUS_RULES] ?
+			     s->m.status[MFR_A_STATUS_RULES] :
+			     (uint64_t)d->rules.n,
+			     s->pages,
+			     s->m.has[MFR_A_STATUS_GENERATION] ?
+			     s->m.status[MFR_A_STATUS_GENERATION] :
+			     d->generation,
+			     d->rules_refused ?
+			     "; the module refused the rules" : "",
+			     d->note ? "; " : "", d->note ?: "");
+	if (r < 0)
+		abort();
+	if (extra || !d->status || strcmp(status, d->status))
+		sd_notifyf(0, "%s%sSTATUS=%s", extra ?: "", extra ? "\n" : "",
+			   status);
+	free(d->status);
+	d->status = status;
+}
+
+void mfrd_report_status(struct mfrd *d, const char *extra)
+{
+	struct snapshot s;
+
+	snapshot(d, &s);
+	send_status(d, &s, extra);
+}
+
+static void write_metrics(struct mfrd *d)
+{
+	const char *path = d->cfg.metrics_file;
+	struct snapshot s;
+	int ret = 0;
+
+	snapshot(d, &s);
+	send_status(d, &s, NULL);
+	d->metrics_last_usec = now_monotonic();
+	if (path)
+		ret = mfrd_metrics_write(path, &s.m);
+	/* Each failure once: a missing directory is common, not fatal. */
+	if (ret && ret != d->metrics_errno) {
+		if (ret == -ENOENT)
+			mfrd_logf(LOG_WARNING, NULL,
+				  "the directory of %s does not exist: no metrics until it does",
+				  path);
+		else
+			mfrd_logf(LOG_WARNING, NULL, "cannot write %s: %s",
+				  path, strerror(-ret));
+	} else if (!ret && d->metrics_errno) {
+		mfrd_logf(LOG_INFO, NULL, "%s written again", path);
+	}
+	d->metrics_errno = ret;
+}
+
+static int on_soon(sd_event_source *s, uint64_t usec, void *arg)
+{
+	(void)s;
+	(void)usec;
+	write_metrics(arg);
+	return 0;
+}
+
+void mfrd_report_soon(struct mfrd *d)
+{
+	uint64_t next = d->metrics_last_usec + SOON_USEC;
+	int enabled = SD_EVENT_OFF;
+
+	if (d->metrics_soon)
+		sd_event_source_get_enabled(d->metrics_soon, &enabled);
+	if (enabled != SD_EVENT_OFF)
+		return;			/* already due */
+	if (!d->metrics_last_usec || now_monotonic() >= next || !d->event ||
+	    !d->metrics_soon) {
+		write_metrics(d);
+		return;
+	}
+	sd_event_source_set_time(d->metrics_soon, next);
+	sd_event_source_set_enabled(d->metrics_soon, SD_EVENT_ONESHOT);
+}
+
+static int on_interval(sd_event_source *s, uint64_t usec, void *arg)
+{
+	struct mfrd *d = arg;
+
+	(void)usec;
+	write_metrics(d);
+	sd_event_source_set_time_relative(s, d->cfg.metrics_interval *
+					  1000000ULL);
+	return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+int mfrd_report_rearm(struct mfrd *d)
+{
+	int ret;
+
+	ret = sd_event_source_set_time_relative(d->metrics_timer,
+						d->cfg.metrics_interval *
+						1000000ULL);
+	return ret < 0 ? ret :
+	       sd_event_source_set_enabled(d->metrics_timer, SD_EVENT_ONESHOT);
+}
+
+int mfrd_report_start(struct mfrd *d)
+{
+	int ret;
+
+	ret = sd_event_add_time_relative(d->event, &d->metrics_timer,
+					 CLOCK_MONOTONIC,
+					 d->cfg.metrics_interval * 1000000ULL,
+					 0, on_interval, d);
+	if (ret < 0)
+		return ret;
+	/* Armed by mfrd_report_soon() when a rewrite has to wait. */
+	ret = sd_event_add_time(d->event, &d->metrics_soon, CLOCK_MONOTONIC,
+				0, 0, on_soon, d);
+	if (ret < 0)
+		return ret;
+	return sd_event_source_set_enabled(d->metrics_soon, SD_EVENT_OFF);
+}
+
+void mfrd_report_stop(struct mfrd *d)
+{
+	d->metrics_timer = sd_event_source_disable_unref(d->metrics_timer);
+	d->metrics_soon = sd_event_source_disable_unref(d->metrics_soon);
+	free(d->status);
+	d->status = NULL;
+}

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * mfrd's state, shared by its files: one sd-event loop, the settings and
+ * rules in force, the store, and the connection to mfr.ko when it is
+ * loaded.  Each concern lives in its own file:
+ *
+ *   mfrd.c          command line, start-up order, signals, reload
+ *   mfrd-module.c   watching mfr.ko come and go, connecting to its family
+ *   mfrd-rules.c    pushing the rules, all or nothing
+ *   mfrd-sync.c     events and reconciling dumps into the store
+ *   mfrd-offline.c  hard-offlining the pfns of earlier boots
+ *   mfrd-report.c   STATUS= and the metrics file
+ *   mfrd-log.c      journal entries
+ */
+#ifndef MFRD_H
+#define MFRD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "mfr-genl.h"
+#include "mfrd-config.h"
+#include "mfrd-store.h"
+
+/* What the module told about a memfd: owner data joined to its pages. */
+struct mfrd_memfd {
+	uint64_t inode;
+	char *name;
+	char *comm;
+	char *cgroup_path;
+	uint32_t pid;		/* 0: unknown */
+	bool has_cgroup_id;
+	uint64_t cgroup_id;
+};
+
+struct mfrd {
+	sd_event *event;
+
+	/* Where settings come from; the command line wins over mfrd.conf. */
+	const char *config_path;
+	const char *rules_dir;
+	const char *opt_state_dir;
+	const char *opt_metrics_file;
+	bool opt_no_offline;
+
+	struct mfrd_config cfg;		/* in force */
+	struct mfrd_rules rules;	/* in force (or to push when loaded) */
+	char *note;			/* why a reload was refused, for STATUS */
+
+	char boot_id[64];
+	struct mfrd_store *store;
+	uint64_t earlier_boot_pfns;	/* fixed for the whole boot */
+
+	/* mfr.ko: watched with libudev and a timer, used when loaded. */
+	struct udev *udev;
+	struct udev_monitor *monitor;
+	sd_event_source *monitor_src;
+	sd_event_source *tick_src;
+	bool connected;
+	struct mfr_genl *req;		/* requests and dumps */
+	struct mfr_genl *events;	/* the "events" group */
+	sd_event_source *events_src;
+	bool rules_refused;		/* the module refused the rules */
+	bool need_reconcile;		/* a reconcile failed: retry on tick */
+
+	/*
+	 * Generation bookkeeping (module/mfr.yaml): events at or below
+	 * dump_gen are already in the store; next_gen is the one expected.
+	 */
+	uint64_t dump_gen;
+	uint64_t next_gen;
+	uint64_t generation;		/* last one seen, for STATUS */
+
+	struct mfrd_memfd *memfds;	/* cache, by inode */
+	size_t nmemfds;
+
+	/* Reporting. */
+	sd_event_source *metrics_timer;	/* every metrics_interval */
+	sd_event_source *metrics_soon;	/* rate-limited rewrite after events */
+	uint64_t metrics_last_usec;	/* CLOCK_MONOTONIC */
+	int metrics_errno;		/* last write error, logged once */
+	char *status;			/* last STATUS= sent */
+
+	bool failed;			/* mfrd_fail() was called */
+};
+
+/*
+ * The store failed: end the loop with a failure, systemd restarts us and
+ * the restart reconciles.
+ */
+void mfrd_fail(struct mfrd *d);
+
+/* status-get on the request socket, cb gets the reply. */
+int mfrd_status_get(struct mfrd *d, mfr_genl_cb cb, void *arg);
+
+/* CLOCK_REALTIME microseconds, as the store keeps times. */
+int64_t mfrd_now_usec(void);
+
+/* The kernel's refusal as text: "strerror: extack (attribute x)". */
+char *mfrd_genl_error_text(struct mfr_genl *g, int err);
+
+/* mfrd-module.c */
+int mfrd_module_watch(struct mfrd *d);
+void mfrd_module_unwatch(struct mfrd *d);
+/* Connect if mfr.ko is loaded; 0 also when it is not. */
+int mfrd_module_try_connect(struct mfrd *d);
+/* Close the connection and say so in the journal. */
+void mfrd_module_disconnect(struct mfrd *d, const char *why);
+/* ... without a word: mfrd is stopping. */
+void mfrd_module_close(struct mfrd *d);
+
+/* mfrd-rules.c */
+/*
+ * Replace the module's rules by rules, all or nothing: the new rules are
+ * added first (the old ones, with lower ids, still decide meanwhile) and
+ * the old ones deleted only when every add succeeded; a refused add
+ * removes the rules added so far.  Each refusal is logged.  0 or -1.
+ */
+int mfrd_rules_push(struct mfrd *d, const struct mfrd_rules *rules);
+
+/* mfrd-sync.c */
+/*
+ * Dump the module's memfds and poisoned pages into the store, in one
+ * transaction.  Returns the number of pages added or changed, or -1.
+ */
+int mfrd_reconcile(struct mfrd *d, const char *why);
+/* Read and record every pending event. */
+int mfrd_events_read(struct mfrd *d);
+void mfrd_memfds_clear(struct mfrd *d);
+
+/* mfrd-offline.c */
+void mfrd_offline_recorded(struct mfrd *d);
+
+/* mfrd-report.c */
+int mfrd_report_start(struct mfrd *d);
+void mfrd_report_stop(struct mfrd *d);
+/* Rewrite the metrics now, or within a second if just written. */
+void mfrd_report_soon(struct mfrd *d);
+/* Send STATUS= (if it changed) and extra, e.g. "READY=1", if not NULL. */
+void mfrd_report_status(struct mfrd *d, const char *extra);
+/* The interval changed: re-arm the metrics timer. */
+int mfrd_report_rearm(struct mfrd *d);
+
+#endif /* MFRD_H */
