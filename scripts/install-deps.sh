@@ -27,6 +27,8 @@ packages=(
 	groff-base
 	# mfrd
 	libsqlite3-dev libsystemd-dev libudev-dev
+	# make e2e: kernel .debs (bindeb-pkg), the Debian 12 guest image
+	debhelper debootstrap e2fsprogs
 )
 
 missing=()
