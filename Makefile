@@ -6,6 +6,9 @@
 #   make test              unit tests and the VM suite; ends "N passed, N failed"
 #   make vm-run CMD='...'  run CMD as root in a VM with mfr.ko loaded
 #   make kernel | module | helpers | daemon | checkpatch | ynl-regen | clean
+#   make install           mfrd, mfrctl, manuals, unit, udev rule (DESTDIR, PREFIX)
+#   make dkms-install      module source to /usr/src/mfr-VERSION, "dkms add"
+#   make e2e               Debian 12 guest: .debs, DKMS, udev, mfrd (not in make test)
 
 SHELL := /bin/bash
 CACHE_ENV := $(if $(MFR_CACHE),MFR_CACHE=$(MFR_CACHE))
@@ -15,7 +18,8 @@ CFLAGS_HELPERS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 
 HELPERS := $(patsubst tests/helpers/%.c,build/helpers/%,$(wildcard tests/helpers/*.c))
 
-.PHONY: all deps kernel module helpers daemon vm-run test test-peer demo checkpatch ynl-regen clean
+.PHONY: all deps kernel module helpers daemon vm-run test test-peer demo checkpatch ynl-regen clean \
+	install dkms-install e2e
 
 all: module helpers daemon
 
@@ -58,6 +62,36 @@ checkpatch: kernel
 
 ynl-regen: deps
 	$(PYTHON_BIN) scripts/ynl-regen.py --ksrc "$$(scripts/build-kernel.sh --prepare-only)"
+
+# Fleet-host installation.  The unit and the rule go where Debian's
+# systemd and udev look for packaged ones; enable the unit to get the boot
+# offlining of earlier pfns without waiting for the module.
+DESTDIR ?=
+PREFIX ?= /usr
+MFR_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+DKMS_SRC = $(DESTDIR)/usr/src/mfr-$(MFR_VERSION)
+
+install:
+	$(MAKE) -C daemon install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+	install -D -m 0644 systemd/mfrd.service $(DESTDIR)$(PREFIX)/lib/systemd/system/mfrd.service
+	install -D -m 0644 udev/60-mfr.rules $(DESTDIR)$(PREFIX)/lib/udev/rules.d/60-mfr.rules
+
+# What DKMS builds from: dkms.conf and the module's sources, nothing built.
+# Registering is left to the package's postinst when DESTDIR is set.
+dkms-install:
+	@test -n "$(MFR_VERSION)" || { echo "no PACKAGE_VERSION in dkms.conf" >&2; exit 1; }
+	rm -rf $(DKMS_SRC)
+	install -d $(DKMS_SRC)/module/include/uapi/linux
+	install -m 0644 dkms.conf $(DKMS_SRC)/
+	install -m 0644 module/Kbuild module/Makefile \
+		$(filter-out %.mod.c,$(wildcard module/*.[ch])) $(DKMS_SRC)/module/
+	install -m 0644 module/include/uapi/linux/*.h $(DKMS_SRC)/module/include/uapi/linux/
+	if [ -z "$(DESTDIR)" ] && ! dkms status -m mfr -v $(MFR_VERSION) | grep -q .; then \
+		dkms add mfr/$(MFR_VERSION); fi
+
+# Not part of "make test": about half an hour under TCG (see scripts/e2e/).
+e2e: deps helpers daemon
+	scripts/e2e/run.sh
 
 clean:
 	rm -rf build
