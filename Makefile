@@ -18,7 +18,7 @@ CFLAGS_HELPERS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 
 HELPERS := $(patsubst tests/helpers/%.c,build/helpers/%,$(wildcard tests/helpers/*.c))
 
-.PHONY: all deps kernel module helpers daemon vm-run test test-peer demo checkpatch ynl-regen clean \
+.PHONY: all deps kernel module helpers daemon vm-run test test-peer test-mce demo checkpatch ynl-regen clean \
 	install dkms-install e2e
 
 all: module helpers daemon
@@ -53,6 +53,10 @@ test: module helpers daemon
 # series: builds a second kernel, so it is not part of "make test".
 test-peer: module helpers
 	tests/peer/compare.sh
+
+# Real machine checks through QEMU's monitor, in a boot of their own.
+test-mce: module helpers
+	tests/mce/run.sh
 
 demo: module helpers
 	scripts/vm-run.sh "$(CURDIR)/scripts/demo.sh"

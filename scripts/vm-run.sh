@@ -39,10 +39,10 @@ printf 'MFR_KDIR=%q\nMFR_KSRC=%q\n' "$KDIR" "$(dirname "$KDIR")/linux" >"$out/en
 # panic=-1 reboots on a panic; virtme's -no-reboot then ends QEMU, so a
 # crashed guest shows up as a missing exit status instead of a hang.
 set +e
-timeout --foreground -k 10 "$VM_TIMEOUT" "$VNG" --run "$KDIR" --disable-kvm \
+timeout --foreground -k 10 "$VM_TIMEOUT" "$VNG" --run "$KDIR" --disable-kvm ${VM_VERBOSE:+--verbose} \
 	--memory "$VM_MEM" --cpus "$VM_CPUS" \
 	--append "panic=-1 $VM_APPEND" \
-	${VM_QEMU_OPTS:+--qemu-opts "$VM_QEMU_OPTS"} \
+	${VM_QEMU_OPTS:+"--qemu-opts=$VM_QEMU_OPTS"} \
 	--rwdir "$MFR_ROOT" --cwd "$PWD" \
 	--exec "$MFR_ROOT/scripts/vm-guest.sh $out" </dev/null
 vng_rc=$?

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Guest side of "make test-mce" (see run.sh): an action-optional and an
+# action-required machine check, each on one 4 KiB page of a kept 2 MiB
+# HugeTLB memfd, then the module's account of them.
+set -u
+. "$MFR_ROOT/tests/vm/lib.sh"
+: "${MCE_DIR:?}"
+helpers=$MFR_ROOT/build/helpers
+
+check "the vCPU is GenuineIntel (AuthenticAMD panics on any UC error)" \
+	grep -q 'vendor_id.*GenuineIntel' /proc/cpuinfo
+
+# pfn_record PFN: that pfn's poison-get record as "state times-consumed".
+pfn_record() {
+	ynl --dump poison-get --output-json 2>/dev/null | "$PYTHON" -c '
+import json, sys
+for r in json.load(sys.stdin):
+    if r["pfn"] == int(sys.argv[1], 0):
+        print(r["state"], r.get("times-consumed", 0))' "$1"
+}
+
+for mode in ${MCE_MODES:-ao ar}; do
+	before_offlined=$(status_attr folios-offlined)
+	# The helper prints its own ok/not ok lines.
+	if "$helpers/mce_target" "$mode" $([ $mode = ao ] && echo 3 || echo 7) \
+		"$MCE_DIR/req-$mode"; then
+		pass "$mode: SIGBUS, exact address, lsb 12, hugepage still serves"
+	else
+		fail "$mode: mce_target"
+	fi
+	read -r _ _ phys <"$MCE_DIR/req-$mode.served" 2>/dev/null ||
+		read -r _ _ phys <"$MCE_DIR/req-$mode"
+	pfn=$(printf '%#x' $((phys >> 12)))
+	rec=$(pfn_record "$pfn")
+	check "$mode: pfn $pfn reported and offlined after close (record: $rec)" \
+		test "${rec%% *}" = offlined
+	check "$mode: the hugepage was dissolved and its pfn isolated" \
+		test "$(status_attr folios-offlined)" = $((before_offlined + 1))
+done
+
+check "the kernel logged the machine checks" \
+	grep -q 'Machine check events logged' <(dmesg)
+check "the action-required one in user mode" \
+	grep -q 'Uncorrected hardware memory error in user-access' <(dmesg)
+modes=(${MCE_MODES:-ao ar})
+check "HardwareCorrupted is $((4 * ${#modes[@]})) kB (4 KiB per error, not a hugepage)" \
+	grep -qE "^HardwareCorrupted: +$((4 * ${#modes[@]})) kB" /proc/meminfo
+finish
