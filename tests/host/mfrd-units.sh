@@ -3,10 +3,11 @@
 # Unit tests of mfrd's pieces (config and rules parsing, SQLite store,
 # metrics writer), built with ASan and UBSan: a leak or undefined
 # behaviour fails the test even when every check passed.  Also checks
-# that mfrd.conf(5) renders without warnings.
+# that mfrd.conf(5) and mfrd(8) render without warnings, mfrd's command
+# line (--check, usage errors) and that the journal catalog parses.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-make -s -C "$root/daemon" O="$root/build/daemon" units
+make -s -C "$root/daemon" O="$root/build/daemon" units "$root/build/daemon/asan/mfrd"
 
 export ASAN_OPTIONS=detect_leaks=1:exitcode=99
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -19,13 +20,64 @@ for t in config store metrics; do
 		failed=$((failed + 1))
 	fi
 done
-err=$(groff -man -ww -z "$root/daemon/mfrd.conf.5" 2>&1) || err="groff failed: $err"
-if [ -n "$err" ]; then
-	echo "FAIL: daemon/mfrd.conf.5 does not render cleanly with groff -man -ww"
-	echo "$err"
-	failed=$((failed + 1))
+for page in mfrd.conf.5 mfrd.8; do
+	err=$(groff -man -ww -z "$root/daemon/$page" 2>&1) || err="groff failed: $err"
+	if [ -n "$err" ]; then
+		echo "FAIL: daemon/$page does not render cleanly with groff -man -ww"
+		echo "$err"
+		failed=$((failed + 1))
+	else
+		echo "ok - $page renders cleanly"
+	fi
+done
+
+# mfrd's command line, without a module or root: --check and usage errors.
+mfrd=$root/build/daemon/asan/mfrd
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/rules"
+cp "$root/daemon/examples/10-vms.conf" "$tmp/rules/"
+expect() { # DESCRIPTION STATUS COMMAND...
+	local what=$1 want=$2 rc=0
+	shift 2
+	"$@" >"$tmp/out" 2>&1 || rc=$?
+	if [ "$rc" = "$want" ]; then
+		echo "ok - $what"
+	else
+		echo "FAIL: $what: exit $rc, want $want"
+		sed 's/^/    /' "$tmp/out"
+		failed=$((failed + 1))
+	fi
+}
+expect "mfrd --check: the shipped examples are fine" 0 \
+	"$mfrd" --config "$root/daemon/examples/mfrd.conf" --rules-dir "$tmp/rules" --check
+printf '[rule]\nname-glob = x\n' >"$tmp/rules/20-bad.conf"
+expect "mfrd --check: a rule without action exits 1" 1 \
+	"$mfrd" --config "$root/daemon/examples/mfrd.conf" --rules-dir "$tmp/rules" --check
+if grep -qx "$tmp/rules/20-bad.conf:1: rule has no action (keep or default)" "$tmp/out"; then
+	echo "ok - mfrd --check prints FILE:LINE: message"
 else
-	echo "ok - mfrd.conf.5 renders cleanly"
+	echo "FAIL: mfrd --check output"; cat "$tmp/out"; failed=$((failed + 1))
+fi
+expect "mfrd: an unknown option exits 2" 2 "$mfrd" --frobnicate
+expect "mfrd: a stray argument exits 2" 2 "$mfrd" extra
+expect "mfrd: a relative --state-dir exits 2" 2 "$mfrd" --state-dir var/lib --check
+
+# The journal catalog parses, one entry per MESSAGE_ID of mfrd-log.h.
+if command -v journalctl >/dev/null; then
+	mkdir -p "$tmp/root/usr/lib/systemd/catalog" "$tmp/root/var/lib/systemd/catalog"
+	cp "$root/daemon/mfrd.catalog" "$tmp/root/usr/lib/systemd/catalog/"
+	want=$(sed -n 's/^#define MFRD_MSGID_[A-Z_]*\t*"\([0-9a-f]*\)"$/\1/p' \
+		"$root/daemon/mfrd-log.h" | sort)
+	got=$(journalctl --root="$tmp/root" --update-catalog 2>&1 &&
+		journalctl --root="$tmp/root" --list-catalog 2>&1 | awk '$2 == "mfr:" { print $1 }' | sort)
+	if [ -n "$want" ] && [ "$want" = "$got" ]; then
+		echo "ok - mfrd.catalog: one entry per MESSAGE_ID ($(echo "$want" | wc -l))"
+	else
+		echo "FAIL: mfrd.catalog entries differ from mfrd-log.h"
+		diff <(echo "$want") <(echo "$got")
+		failed=$((failed + 1))
+	fi
 fi
 [ "$failed" = 0 ] || { echo "$failed unit test(s) failed"; exit 1; }
 echo "all unit tests passed"
