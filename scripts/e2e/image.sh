@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Assemble the disk of one end-to-end run from the cached Debian 12 root:
+# the patched kernel's .debs installed with dpkg, mfr's userspace with
+# "make install", a copy of the project's source (what an operator checks
+# out, for "make dkms-install" in the guest), the test helpers, and the
+# guest side of the test (tests/e2e/) started by mfr-e2e.service.  Then
+# mkfs.ext4 -d turns the tree into OUT/disk.img, without loop devices; the
+# kernel to boot is copied to OUT/vmlinuz.  Needs root (chroot).
+#
+#   image.sh ROOTFS DEBS_DIR OUT_DIR
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+
+rootfs=${1:?usage: image.sh ROOTFS DEBS_DIR OUT_DIR}
+debs=${2:?}
+out=${3:?}
+E2E_DISK_SIZE=${E2E_DISK_SIZE:-4G}
+root=$out/root
+log=$out/image.log
+
+rm -rf "$root"
+cp -a "$rootfs" "$root"
+rm -f "$root/.done"
+trap 'umount "$root/proc" 2>/dev/null || true' EXIT
+mount -t proc proc "$root/proc"
+
+mkdir -p "$root/tmp/debs"
+cp "$debs"/linux-image-*.deb "$debs"/linux-headers-*.deb "$root/tmp/debs/"
+chroot "$root" sh -c 'dpkg -i /tmp/debs/*.deb' >>"$log" 2>&1 ||
+	{ tail -n 30 "$log" >&2; die "dpkg -i of the kernel packages failed"; }
+rm -rf "$root/tmp/debs"
+
+make -s -C "$MFR_ROOT" install DESTDIR="$root" >>"$log" 2>&1 ||
+	{ tail -n 30 "$log" >&2; die "make install DESTDIR=$root failed"; }
+
+# The operator's checkout: what "make dkms-install" needs, as tracked.
+mkdir -p "$root/root/mfr"
+(cd "$MFR_ROOT" && git ls-files -z -- Makefile dkms.conf module |
+	tar --null -T - -c) | tar -x -C "$root/root/mfr"
+
+e2e=$root/opt/mfr-e2e
+mkdir -p "$e2e/bin"
+cp "$MFR_ROOT"/build/helpers/* "$e2e/bin/"
+cp "$MFR_ROOT"/tests/e2e/*.sh "$e2e/"
+for unit in "$MFR_ROOT"/tests/e2e/*.service; do
+	cp "$unit" "$root/etc/systemd/system/"
+done
+ln -sf /etc/systemd/system/mfr-e2e.service \
+	"$root/etc/systemd/system/multi-user.target.wants/mfr-e2e.service"
+# The test is unattended: no login prompt on the console it writes to.
+ln -sf /dev/null "$root/etc/systemd/system/serial-getty@ttyS0.service"
+
+umount "$root/proc"
+cp "$root/boot/vmlinuz-"*-mfr "$out/vmlinuz"
+rm -f "$out/disk.img"
+mkfs.ext4 -q -F -L mfr-e2e -d "$root" "$out/disk.img" "$E2E_DISK_SIZE" >>"$log" 2>&1 ||
+	{ tail -n 30 "$log" >&2; die "mkfs.ext4 -d failed"; }
+rm -rf "$root"

@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# After the reboot: mfrd (enabled, and wanted by the module loaded at boot)
+# hard-offlined the pfns recorded in boot 1 before the workload unit,
+# ordered after it, started; the store still has boot 1's records.
+
+prev=$(cat "$STATE/recorded-boot-id")
+recorded=$(wc -l <"$STATE/recorded-pfns")
+
+offlined_entry() {
+	journalctl -b -o json MESSAGE_ID=$MSG_RECORDED_OFFLINED | tail -n 1
+}
+logged_offlining() { offlined_entry | tee /dev/stderr | grep -q .; }
+offlined_before_workload() {
+	local t_off t_wl
+	t_off=$(offlined_entry | python3 -c 'import json,sys; print(json.load(sys.stdin)["__MONOTONIC_TIMESTAMP"])')
+	t_wl=$(unit_prop guest-vm ExecMainStartTimestampMonotonic)
+	echo "offlined at $t_off us, workload started at $t_wl us"
+	[ -n "$t_off" ] && [ -n "$t_wl" ] && [ "$t_wl" != 0 ] && [ "$t_off" -lt "$t_wl" ]
+}
+hwpoison_flags() {
+	python3 - "$STATE/recorded-pfns" <<'PY'
+import struct, sys
+pfns = [int(l) for l in open(sys.argv[1]) if l.strip()]
+bad = []
+with open("/proc/kpageflags", "rb") as f:
+    for pfn in pfns:
+        f.seek(pfn * 8)
+        flags, = struct.unpack("<Q", f.read(8))
+        if not flags & (1 << 19):
+            bad.append(hex(pfn))
+print(len(pfns), "pfns,", len(bad), "without KPF_HWPOISON:", bad[:10])
+sys.exit(1 if bad or not pfns else 0)
+PY
+}
+corrupted_kb() { awk '/^HardwareCorrupted:/ { print $2 }' /proc/meminfo; }
+enough_corrupted() {
+	echo "HardwareCorrupted: $(corrupted_kb) kB for $recorded pfns"
+	[ "$(corrupted_kb)" -ge $((recorded * 4)) ]
+}
+store_kept_boot1() {
+	[ "$(sql "SELECT count(*) FROM poisoned_pages WHERE boot_id = '$prev'")" = "$recorded" ]
+}
+workload_kept() {
+	mfrctl -j memfd list | json "any(m['name'] == 'guest-ram-vm' and m['policy'] == 'keep' for m in d)"
+}
+metrics_earlier() {
+	grep -E "^mfr_poisoned_pfns_earlier_boots $recorded\$" "$METRICS"
+}
+
+check "mfrd active at boot, no restart" bash -c \
+	"systemctl is-active -q mfrd && [ \"\$(systemctl show -p NRestarts --value mfrd)\" = 0 ]"
+check "the store still has boot 1's $recorded records" store_kept_boot1
+check "journal: recorded-pfns-offlined this boot" wait_until 60 logged_offlining
+check "all $recorded recorded pfns have KPF_HWPOISON in /proc/kpageflags" hwpoison_flags
+check "/proc/meminfo HardwareCorrupted covers them" enough_corrupted
+check "the workload unit (After=mfrd.service) started after the offlining" \
+	wait_until 60 offlined_before_workload
+check "the workload's guest-ram memfd is kept (rules were in before it)" wait_until 60 workload_kept
+check "metrics: mfr_poisoned_pfns_earlier_boots $recorded" wait_until 30 metrics_earlier
