@@ -6,6 +6,7 @@
 
 sync_dir=$(mktemp -d)
 restarts_before=$(unit_prop mfrd NRestarts)
+storm_start=$(date '+%Y-%m-%d %H:%M:%S')
 kept_now() {
 	mfrctl -j status | python3 -c 'import json,sys; print(json.load(sys.stdin)["raw-pages-kept"])'
 }
@@ -57,6 +58,12 @@ for i in 0 1 2 3; do
 	wait "${pids[$i]}" || ok=0
 	[ "$(grep -c 'code=AR lsb=12 exact=1' "$SHARE/logs/storm$i.out")" = 250 ] || ok=0
 done
+# The kill is the only restart: no watchdog timeout under the load.
+restarted_once() {
+	! journalctl -b -u mfrd --since "$storm_start" -o cat | grep -i 'watchdog timeout' &&
+		[ "$(unit_prop mfrd NRestarts)" = $((restarts_before + 1)) ]
+}
+check "mfrd kept its watchdog fed through the storm: restarted once (the kill)" restarted_once
 check "each storm memfd: 250 x 4 KiB SIGBUS, exit 0" [ "$ok" = 1 ]
 check "after the release: store == module again (offlined)" wait_until 180 store_matches_module
 rm -rf "$sync_dir"

@@ -33,3 +33,11 @@ check "... through sys-module-mfr.device (the rule's SYSTEMD_WANTS)" mfrd_wanted
 check "mfrd pushed the guest-ram* rule (mfrctl -j rules list)" guest_ram_rule_pushed
 check "mfrd reports a status (StatusText)" mfrd_status
 check "the store is in WAL mode" store_is_wal
+exposure_low() {
+	local line
+	line=$(systemd-analyze security --no-pager mfrd | tail -n 1)
+	echo "$line"
+	echo "E2E: # systemd-analyze security mfrd: $line" >/dev/console
+	awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+$/) { exit !($i <= 2.5) } exit 1 }' <<<"$line"
+}
+check "systemd-analyze security mfrd: exposure 2.5 or less" exposure_low
