@@ -8,6 +8,10 @@
 # read from a NOTIFY_SOCKET of our own.
 . ./lib.sh
 
+# The runner shows the last lines of a failure; all of it stays here.
+mkdir -p "$MFR_ROOT/build/vm"
+exec > >(tee "$MFR_ROOT/build/vm/t-mfrd.out") 2>&1
+
 # The sanitized build: a memory error in the daemon fails the test.
 mfrd=${MFRD:-$MFR_ROOT/build/daemon/asan/mfrd}
 ctl=$MFR_ROOT/build/daemon/mfrctl
@@ -135,11 +139,13 @@ read -r pid _ ino <"$T/a"
 check "memfd guest-ram-1 opted in by the rule" \
 	json "any(m['inode'] == $ino and m['name'] == 'guest-ram-1' and 'rule-id' in m for m in d)" \
 	< <("$ctl" -j memfd list)
-page_rows() { sql "SELECT printf('0x%x', \"offset\"), memfd_name, pid, comm, state FROM poisoned_pages WHERE inode = $ino ORDER BY \"offset\""; }
-want_rows() { diff <(page_rows) <(printf '0x3000|guest-ram-1|%s|memfd_script|%s\n0x7000|guest-ram-1|%s|memfd_script|%s\n' "$pid" "$1" "$pid" "$1") >/dev/null; }
-check "store: both pages with owner, offset, state kept" wait_until 20 want_rows kept
+page_rows() { sql "SELECT printf('0x%x', \"offset\"), memfd_name, pid, comm, state, times_consumed FROM poisoned_pages WHERE inode = $ino ORDER BY \"offset\""; }
+want_rows() { diff <(page_rows) <(printf '0x3000|guest-ram-1|%s|memfd_script|%s|1\n0x7000|guest-ram-1|%s|memfd_script|%s|1\n' "$pid" "$1" "$pid" "$1") >/dev/null; }
+check "store: both pages with owner, offset, state kept, consumed once" wait_until 20 want_rows kept
 check "journal: page-poisoned entry with MESSAGE_ID and fields" \
 	logged "poisoned, pfn 0x[0-9a-f]+, kept mapped \[MESSAGE_ID=eb5269e54a5a4debadd6ea2bba88f801 MFR_EVENT=page-poisoned MFR_PFN=0x[0-9a-f]+ .*MFR_OFFSET=0x7000 .*MFR_MEMFD=guest-ram-1 MFR_PID=$pid MFR_COMM=memfd_script"
+check "journal: page-consumed entry names the task signalled" \
+	logged "MESSAGE_ID=46ffc58993a54cce8ee11141578ff82d MFR_EVENT=page-consumed .*MFR_SIGNALLED_PID=$pid MFR_SIGNALLED_COMM=memfd_script MFR_SIGNAL=action-required"
 check "journal: memfd-kept entry" logged "MESSAGE_ID=6e49105e051b4eba9c80c48617c620cf MFR_EVENT=memfd-kept MFR_INODE=$ino MFR_MEMFD=guest-ram-1"
 touch "$T/b"
 wait "$workload"
@@ -148,9 +154,10 @@ check "journal: folio-pending, folio-offlined, memfd-evicted" \
 	bash -c "grep -q 'MESSAGE_ID=d7800a9fce844c7bb16105f91d12d17e MFR_EVENT=folio-pending' '$log' &&
 		 grep -q 'MESSAGE_ID=be1343cc34614c06863e97f641dd71d6 MFR_EVENT=folio-offlined' '$log' &&
 		 grep -q 'MESSAGE_ID=acfd4f1892b44e10a3dcf0101aa03d7a MFR_EVENT=memfd-evicted MFR_INODE=$ino' '$log'"
-check "store: events log has the 5 events of the memfd" \
+# (the poisoning thread touches the page: SIGBUS, page-consumed)
+check "store: events log has the memfd's 8 events in order" \
 	test "$(sql "SELECT group_concat(kind, ' ') FROM (SELECT kind FROM events WHERE inode = $ino ORDER BY id)")" = \
-	"memfd-kept page-poisoned page-poisoned folio-pending folio-offlined memfd-evicted"
+	"memfd-kept page-poisoned page-consumed page-poisoned page-consumed folio-pending folio-offlined memfd-evicted"
 check "metrics: 2 offlined pages this boot" \
 	wait_until 10 grep -qE '^mfr_poisoned_pages\{state="offlined"\} ([2-9]|[0-9]{2,})$' "$T/metrics/mfr.prom"
 
@@ -245,15 +252,18 @@ section boot offlining
 poisoned_pfn=$(sql "SELECT pfn FROM poisoned_pages LIMIT 1")
 free_pfn=$("$PYTHON" - <<'PY'
 import struct
-# A free buddy page high in memory, neither poisoned nor reserved.
-BUDDY, HWPOISON = 1 << 10, 1 << 19
-with open('/proc/kpageflags', 'rb') as f:
-    data = f.read()
-flags = struct.unpack(f'{len(data) // 8}Q', data)
-for pfn in range(len(flags) - 1, len(flags) // 2, -1):
-    if flags[pfn] & BUDDY and not flags[pfn] & HWPOISON:
-        print(pfn)
-        break
+# A free buddy page above 1 GiB, not poisoned.  kpageflags is read in
+# multiples of 8 bytes or not at all.
+BUDDY, HWPOISON, CHUNK = 1 << 10, 1 << 19, 65536
+with open('/proc/kpageflags', 'rb', buffering=0) as f:
+    pfn = 0x40000
+    f.seek(8 * pfn)
+    while data := f.read(8 * CHUNK):
+        for i, flags in enumerate(struct.unpack(f'{len(data) // 8}Q', data)):
+            if flags & BUDDY and not flags & HWPOISON:
+                print(pfn + i)
+                raise SystemExit
+        pfn += len(data) // 8
 PY
 )
 bogus_pfn=$((1 << 40))
@@ -277,6 +287,6 @@ check "--check: a good configuration exits 0" "$mfrd" --config "$T/mfrd.conf" --
 check "usage error exits 2" bash -c "'$mfrd' --frobnicate 2>/dev/null; [ \$? = 2 ]"
 
 section end
-echo "# mfrd log (end):"
-sed 's/^/#   /' "$log" | tail -n 30
+cp "$log" "$MFR_ROOT/build/vm/t-mfrd.mfrd.log"
+echo "# mfrd's log: build/vm/t-mfrd.mfrd.log"
 finish
