@@ -13,6 +13,7 @@
  *                     "sigbus PAGE code=AR|AO|none lsb=N exact=0|1"
  *     read:PAGE       read a word of 4 KiB page PAGE: "read PAGE ok" or
  *                     "read PAGE sigbus lsb=N"
+ *     sleep:MS        sleep MS milliseconds (to pace a storm of errors)
  *     truncate        ftruncate(0)
  *     close           munmap and close
  *
@@ -22,6 +23,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "hwpoison.h"
 
@@ -104,7 +106,7 @@ static int step_wait(const char *file)
 
 static int run_step(const char *step)
 {
-	unsigned long page;
+	unsigned long page, ms;
 
 	if (!strncmp(step, "ready:", 6))
 		return step_ready(step + 6);
@@ -114,6 +116,12 @@ static int run_step(const char *step)
 		return step_poison(page);
 	if (sscanf(step, "read:%lu", &page) == 1 && page < len / 4096)
 		return step_read(page);
+	if (sscanf(step, "sleep:%lu", &ms) == 1) {
+		struct timespec ts = { .tv_sec = ms / 1000,
+				       .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+		return nanosleep(&ts, NULL);
+	}
 	if (!strcmp(step, "truncate"))
 		return ftruncate(fd, 0);
 	if (!strcmp(step, "close")) {

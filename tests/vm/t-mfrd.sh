@@ -186,21 +186,28 @@ check "reload, fixed: reloaded, STATUS note gone" \
 	wait_until 20 bash -c "tail -n 1 '$T/notify' | grep -qE '^READY=1\|STATUS=1 rules, .*generation [0-9]+$'"
 
 section storm
-# ---- kill -9 in a storm: 200 errors over 4 memfds; restart; the store
+# ---- kill -9 in a storm: 200 errors over 4 memfds, three kills and
+# restarts; the store
 # equals the module's dump, no pfn twice
-pages=$(seq -f 'poison:%g' 0 49)
+# Paced (30 ms between errors) so that the kills land in the middle.
+pages=$(for p in $(seq 0 49); do echo "poison:$p sleep:30"; done)
 storm=()
 for i in 1 2 3 4; do
 	# shellcheck disable=SC2086
 	"$script" "guest-ram-s$i" 1 $pages "ready:$T/s$i" "wait:$T/go" close >/dev/null &
 	storm+=($!)
 done
-storm_logged() { [ "$(grep -c 'MFR_EVENT=page-poisoned.*MFR_MEMFD=guest-ram-s' "$log")" -ge 20 ]; }
-check "storm: mfrd records the first errors" wait_until 60 storm_logged
-kill -9 "$mfrd_pid"
-wait "$mfrd_pid" 2>/dev/null
-echo "# killed after $(grep -c 'MFR_EVENT=page-poisoned.*MFR_MEMFD=guest-ram-s' "$log") storm events"
-start_mfrd
+storm_events() { grep -c 'MFR_EVENT=page-poisoned.*MFR_MEMFD=guest-ram-s' "$log"; }
+storm_begun() { [ "$(storm_events)" -ge 10 ]; }
+check "storm: mfrd records the first errors" wait_until 60 storm_begun
+# Three kills at different points of the storm, each restart right away.
+for k in 1 2 3; do
+	kill -9 "$mfrd_pid"
+	wait "$mfrd_pid" 2>/dev/null
+	echo "# kill -9 #$k after $(storm_events) storm events logged, $(ls "$T"/s? 2>/dev/null | wc -l) of 4 workloads done"
+	start_mfrd
+	sleep 1
+done
 for i in 1 2 3 4; do wait_file "$T/s$i"; done
 check "storm: 200 errors in the module's dump" \
 	bash -c "[ \$('$ctl' poison list | grep -c kept) -ge 200 ]"
