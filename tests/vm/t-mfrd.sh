@@ -189,8 +189,9 @@ section storm
 # ---- kill -9 in a storm: 200 errors over 4 memfds, three kills and
 # restarts; the store
 # equals the module's dump, no pfn twice
-# Paced (30 ms between errors) so that the kills land in the middle.
-pages=$(for p in $(seq 0 49); do echo "poison:$p sleep:30"; done)
+# Paced (250 ms between errors, 12 s a workload) so that the kills land
+# in the middle.
+pages=$(for p in $(seq 0 49); do echo "poison:$p sleep:250"; done)
 storm=()
 for i in 1 2 3 4; do
 	# shellcheck disable=SC2086
@@ -198,16 +199,19 @@ for i in 1 2 3 4; do
 	storm+=($!)
 done
 storm_events() { grep -c 'MFR_EVENT=page-poisoned.*MFR_MEMFD=guest-ram-s' "$log"; }
-storm_begun() { [ "$(storm_events)" -ge 10 ]; }
-check "storm: mfrd records the first errors" wait_until 60 storm_begun
-# Three kills at different points of the storm, each restart right away.
+module_kept() { "$ctl" poison list | grep -c ' kept '; }
+module_past() { [ "$(module_kept)" -ge "$1" ]; }
+# Three kills as the module passes 30, 80 and 130 errors (whatever the
+# daemon has recorded by then), each restart right away.
 for k in 1 2 3; do
+	wait_until 60 module_past $((k * 50 - 20))
 	kill -9 "$mfrd_pid"
 	wait "$mfrd_pid" 2>/dev/null
-	echo "# kill -9 #$k after $(storm_events) storm events logged, $(ls "$T"/s? 2>/dev/null | wc -l) of 4 workloads done"
+	done_at_kill=$(find "$T" -maxdepth 1 -name 's[1-4]' | wc -l)
+	echo "# kill -9 #$k at t=${SECONDS}s: module $(module_kept) errors, mfrd had logged $(storm_events), $done_at_kill of 4 workloads done"
 	start_mfrd
-	sleep 1
 done
+check "storm: the third kill came before the storm's end" test "$done_at_kill" -lt 4
 for i in 1 2 3 4; do wait_file "$T/s$i"; done
 check "storm: 200 errors in the module's dump" \
 	bash -c "[ \$('$ctl' poison list | grep -c kept) -ge 200 ]"
