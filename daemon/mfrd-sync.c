@@ -18,13 +18,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mfrd.h"
 #include "mfrd-log.h"
 #include "output.h"
 
-/* Events read in one transaction: one fsync for a burst. */
+/*
+ * Events read in one transaction: one fsync for a burst.  Bounded in time
+ * too: during a storm the socket never runs dry, and a batch that went on
+ * would starve the watchdog (systemd killed mfrd so in the e2e storm) and
+ * hold the journal entries back.
+ */
 #define BATCH_MAX	512
+#define BATCH_USEC	(250 * 1000)
+
+static int64_t monotonic_usec(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+}
 
 /* ---- memfd cache: the owner data poison events lack ---- */
 
@@ -581,6 +596,7 @@ static bool readable(int fd)
  */
 static int read_batch(struct mfrd *d, struct batch *b, bool *overrun)
 {
+	int64_t deadline = monotonic_usec() + BATCH_USEC;
 	int ret = 0, n;
 	char *why;
 
@@ -588,7 +604,8 @@ static int read_batch(struct mfrd *d, struct batch *b, bool *overrun)
 	b->now = mfrd_now_usec();
 	if (mfrd_store_begin(d->store))
 		goto store_failed;
-	for (n = 0; n < BATCH_MAX && readable(mfr_genl_fd(d->events)); n++) {
+	for (n = 0; n < BATCH_MAX && readable(mfr_genl_fd(d->events)) &&
+	     monotonic_usec() < deadline; n++) {
 		ret = mfr_genl_recv_events(d->events, on_event, b);
 		if (ret == -MFR_GENL_EOVERRUN) {
 			*overrun = true;
