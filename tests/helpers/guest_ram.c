@@ -37,21 +37,6 @@ static _Atomic unsigned char *lost;	/* per 4 KiB page: 1 = lost */
 static atomic_bool stop, poisoned;
 static atomic_ulong mismatches;
 
-/* Per-thread recovery point for a SIGBUS in the access loop. */
-static __thread sigjmp_buf bus_env;
-static __thread struct sigbus_record bus_rec;
-
-static void on_sigbus(int sig, siginfo_t *si, void *uc)
-{
-	(void)sig;
-	(void)uc;
-	bus_rec.got = 1;
-	bus_rec.code = si->si_code;
-	bus_rec.addr = si->si_addr;
-	bus_rec.lsb = si->si_addr_lsb;
-	siglongjmp(bus_env, 1);
-}
-
 struct report {
 	struct sigbus_record rec;
 	bool expected;			/* the injecting thread's own error */
@@ -103,13 +88,13 @@ static void inject(struct worker *w)
 {
 	char *addr = base + w->poison_page * SMALL;
 
-	bus_rec.got = 0;
-	if (!sigsetjmp(bus_env, 0)) {
+	sigbus_last.got = 0;
+	if (!sigsetjmp(sigbus_env, 0)) {
 		if (madvise(addr, SMALL, MADV_HWPOISON))
 			perror("madvise(MADV_HWPOISON)");
 	}
-	if (bus_rec.got)
-		record_sigbus(&bus_rec, true);
+	if (sigbus_last.got)
+		record_sigbus(&sigbus_last, true);
 	atomic_store(&poisoned, true);
 }
 
@@ -124,9 +109,9 @@ static __attribute__((noinline)) bool touch_page(unsigned long p,
 	volatile uint64_t *word = (volatile uint64_t *)(base + p * SMALL);
 	unsigned long i;
 
-	bus_rec.got = 0;
-	if (sigsetjmp(bus_env, 0)) {
-		record_sigbus(&bus_rec, false);
+	sigbus_last.got = 0;
+	if (sigsetjmp(sigbus_env, 0)) {
+		record_sigbus(&sigbus_last, false);
 		return false;
 	}
 	for (i = 0; i < WORDS; i++) {
@@ -174,8 +159,6 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	struct sigaction sa = { .sa_sigaction = on_sigbus,
-				.sa_flags = SA_SIGINFO | SA_NODEFER };
 	unsigned int flags = MFD_HUGETLB | (21U << MFD_HUGE_SHIFT);
 	const char *ready = NULL, *wait_file = NULL, *name;
 	unsigned int nthreads = sysconf(_SC_NPROCESSORS_ONLN), t;
@@ -225,7 +208,7 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < npages * WORDS; i++)
 		((uint64_t *)base)[i] = pattern(i, 0);
-	sigaction(SIGBUS, &sa, NULL);
+	sigbus_install();
 	printf("guest_ram: memfd %s, %lu MiB of 2 MiB pages, %u threads, %.0f s\n",
 	       name, npages * SMALL >> 20, nthreads, seconds);
 	fflush(stdout);
