@@ -546,3 +546,26 @@ int mfr_genl_recv_events(struct mfr_genl *g, mfr_genl_cb cb, void *arg)
 		return libnl_error(g, ret);
 	return r.error;
 }
+
+/* Whether an extack message starts by naming attr ("id: no such rule"). */
+static bool names_attr(const char *msg, const char *attr)
+{
+	size_t len = strlen(attr);
+
+	return !strncmp(msg, attr, len) && msg[len] == ':';
+}
+
+bool mfr_genl_print_error(FILE *f, const struct mfr_genl *g, int err)
+{
+	const struct mfr_genl_error *e = g ? mfr_genl_last_error(g) : NULL;
+
+	fputs(mfr_genl_strerror(err), f);
+	if (!e || e->errnum != -err)
+		return false;
+	if (e->msg[0])
+		fprintf(f, ": %s", e->msg);
+	if (e->attr && !names_attr(e->msg, e->attr))
+		fprintf(f, e->msg[0] ? " (%sattribute %s)" : ": %sattribute %s",
+			e->attr_missing ? "missing " : "", e->attr);
+	return !e->msg[0] && !e->attr;
+}

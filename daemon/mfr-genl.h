@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <netlink/attr.h>
 #include <netlink/msg.h>
 
@@ -84,6 +85,13 @@ int mfr_genl_fd(const struct mfr_genl *g);
 int mfr_genl_recv_events(struct mfr_genl *g, mfr_genl_cb cb, void *arg);
 
 const struct mfr_genl_error *mfr_genl_last_error(const struct mfr_genl *g);
+
+/*
+ * Print err's text to f, then the kernel's extack message and the
+ * attribute it blamed if they are about this failure (no newline).
+ * Returns true if the kernel's answer to this failure gave neither.
+ */
+bool mfr_genl_print_error(FILE *f, const struct mfr_genl *g, int err);
 
 /* strerror() that also knows the MFR_GENL_E* codes; err may be negated. */
 const char *mfr_genl_strerror(int err);

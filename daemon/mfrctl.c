@@ -220,35 +220,16 @@ int parse_policy(const char *what, const char *s, uint32_t *out)
 	return 0;
 }
 
-/* Whether an extack message starts by naming attr ("id: no such rule"). */
-static bool names_attr(const char *msg, const char *attr)
-{
-	size_t len = strlen(attr);
-
-	return !strncmp(msg, attr, len) && msg[len] == ':';
-}
-
 int mfrctl_fail(struct mfrctl *ctl, int err)
 {
-	const struct mfr_genl_error *e =
-		ctl->genl ? mfr_genl_last_error(ctl->genl) : NULL;
-
 	if (err == -MFR_GENL_ENOFAMILY) {
 		fprintf(stderr, "mfrctl: %s\n", mfr_genl_strerror(err));
 		return EXIT_NO_MODULE;
 	}
-	fprintf(stderr, "mfrctl: %s: %s", ctl->what, mfr_genl_strerror(err));
-	/* The kernel's words, if they are about this failure. */
-	if (e && e->errnum == -err) {
-		if (e->msg[0])
-			fprintf(stderr, ": %s", e->msg);
-		if (e->attr && !names_attr(e->msg, e->attr))
-			fprintf(stderr, e->msg[0] ? " (%sattribute %s)" :
-				": %sattribute %s",
-				e->attr_missing ? "missing " : "", e->attr);
-		if ((err == -EPERM || err == -EACCES) && !e->msg[0] && !e->attr)
-			fprintf(stderr, ": %s", ctl->denied);
-	}
+	fprintf(stderr, "mfrctl: %s: ", ctl->what);
+	if (mfr_genl_print_error(stderr, ctl->genl, err) &&
+	    (err == -EPERM || err == -EACCES))
+		fprintf(stderr, ": %s", ctl->denied);
 	fputc('\n', stderr);
 	return err == -EPERM || err == -EACCES ? EXIT_DENIED : EXIT_FAILED;
 }

@@ -67,33 +67,15 @@ void mfrd_fail(struct mfrd *d)
 		sd_event_exit(d->event, EXIT_FAILURE);
 }
 
-/* Whether an extack message starts by naming attr ("id: no such rule"). */
-static bool names_attr(const char *msg, const char *attr)
-{
-	size_t len = strlen(attr);
-
-	return !strncmp(msg, attr, len) && msg[len] == ':';
-}
-
 char *mfrd_genl_error_text(struct mfr_genl *g, int err)
 {
-	const struct mfr_genl_error *e = g ? mfr_genl_last_error(g) : NULL;
 	char *s = NULL;
 	size_t size = 0;
 	FILE *f = open_memstream(&s, &size);
 
 	if (!f)
 		abort();
-	fputs(mfr_genl_strerror(err), f);
-	/* The kernel's words, if they are about this failure. */
-	if (e && e->errnum == -err) {
-		if (e->msg[0])
-			fprintf(f, ": %s", e->msg);
-		if (e->attr && !names_attr(e->msg, e->attr))
-			fprintf(f, e->msg[0] ? " (%sattribute %s)" :
-				": %sattribute %s",
-				e->attr_missing ? "missing " : "", e->attr);
-	}
+	mfr_genl_print_error(f, g, err);
 	if (fclose(f))
 		abort();
 	return s;

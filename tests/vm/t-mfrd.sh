@@ -221,7 +221,7 @@ check "storm: 200 errors in the module's dump" \
 check "after kill -9 and restart: store = module dump, no pfn twice" \
 	wait_until 30 store_matches_module
 store_matches_module verbose
-check "restart: reconcile logged the pages the dead daemon missed (if any)" \
+check "restart: mfrd reconciled from the module's dump" \
 	logged "reconciled \(mfr.ko loaded\): [0-9]+ poisoned pages reported by mfr.ko"
 touch "$T/go"
 wait "${storm[@]}"
