@@ -9,6 +9,7 @@
 #   make install           mfrd, mfrctl, manuals, unit, udev rule (DESTDIR, PREFIX)
 #   make dkms-install      module source to /usr/src/mfr-VERSION, "dkms add"
 #   make e2e               Debian 12 guest: .debs, DKMS, udev, mfrd (not in make test)
+#   make bench             benchmarks against the kernel without the series: bench/RESULTS.md
 
 SHELL := /bin/bash
 CACHE_ENV := $(if $(MFR_CACHE),MFR_CACHE=$(MFR_CACHE))
@@ -19,7 +20,7 @@ CFLAGS_HELPERS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 HELPERS := $(patsubst tests/helpers/%.c,build/helpers/%,$(wildcard tests/helpers/*.c))
 
 .PHONY: all deps kernel module helpers daemon vm-run test test-peer test-mce demo checkpatch ynl-regen clean \
-	install dkms-install e2e
+	install dkms-install e2e bench
 
 all: module helpers daemon
 
@@ -92,6 +93,11 @@ dkms-install:
 	install -m 0644 module/include/uapi/linux/*.h $(DKMS_SRC)/module/include/uapi/linux/
 	if [ -z "$(DESTDIR)" ] && ! dkms status -m mfr -v $(MFR_VERSION) | grep -q .; then \
 		dkms add mfr/$(MFR_VERSION); fi
+
+# Two non-debug kernels, with and without the series, and one VM each
+# (bench/run.sh); writes bench/RESULTS.md.
+bench: deps helpers daemon
+	bench/run.sh
 
 # Not part of "make test": about half an hour under TCG (see scripts/e2e/).
 e2e: deps helpers daemon

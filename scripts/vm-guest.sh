@@ -13,7 +13,7 @@ set +a
 
 rc=0
 if [ "$(cat "$out/no-module")" != 1 ]; then
-	insmod "$root/module/mfr.ko" || rc=125
+	insmod "$(cat "$out/module")" || rc=125
 fi
 if [ "$rc" = 0 ]; then
 	bash -c "$(cat "$out/cmd")"

@@ -15,6 +15,7 @@
 #               hugepagesz=2M hugepages=64" (1G size first; >= 4G memory)
 #   VM_QEMU_OPTS extra QEMU options      VM_TIMEOUT seconds (1800)
 #   VM_NO_MODULE=1  do not load mfr.ko before the command
+#   VM_MODULE   the mfr.ko to load (module/mfr.ko; another for another KDIR)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -33,6 +34,7 @@ out=$(mktemp -d "$MFR_ROOT/build/vm/run.XXXXXX" 2>/dev/null) || {
 }
 printf '%s\n' "$*" >"$out/cmd"
 printf '%s\n' "${VM_NO_MODULE:-0}" >"$out/no-module"
+printf '%s\n' "${VM_MODULE:-$MFR_ROOT/module/mfr.ko}" >"$out/module"
 # What the guest side needs to know about the host's build.
 printf 'MFR_KDIR=%q\nMFR_KSRC=%q\n' "$KDIR" "$(dirname "$KDIR")/linux" >"$out/env"
 

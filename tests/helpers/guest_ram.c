@@ -10,6 +10,10 @@
  *   guest_ram [options] NAME SIZE_MIB SECONDS
  *     --keep           create the memfd with MFD_MF_KEEP_UE_MAPPED (else
  *                      it is up to mfrd's rules)
+ *     --replace        when an error takes a whole hugepage (the kernel's
+ *                      default handling), map 4 KiB pages over it, as a
+ *                      VMM does, and go on using all of it but the page
+ *                      the SIGBUS names (its content starts afresh)
  *     --threads N      worker threads (default: online CPUs)
  *     --poison PAGE    MADV_HWPOISON 4 KiB page PAGE half way through
  *     --ready FILE     when the run is over, write our pid to FILE ...
@@ -33,7 +37,18 @@
 
 static char *base;
 static unsigned long npages;		/* 4 KiB pages */
-static _Atomic unsigned char *lost;	/* per 4 KiB page: 1 = lost */
+/* Per 4 KiB page: 0 in use, LOST, or FRESH (replaced, content unknown). */
+enum { LOST = 1, FRESH = 2 };
+static _Atomic unsigned char *lost;
+static bool replace;
+static _Atomic unsigned char *replaced;	/* per hugepage */
+static unsigned long replaced_pages;
+/*
+ * Workers hold it shared while they touch a page, so that --replace can
+ * swap a range's memory under nobody's feet; taken in every mode so
+ * that modes compare.
+ */
+static pthread_rwlock_t map_lock = PTHREAD_RWLOCK_INITIALIZER;
 static atomic_bool stop, poisoned;
 static atomic_ulong mismatches;
 
@@ -46,20 +61,55 @@ static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct report reports[16];
 static unsigned int nreports;
 
+/*
+ * 4 KiB pages over the hugepage-sized range at OFF (the hugepage is gone),
+ * all FRESH but the page at BAD.  Called without map_lock held.
+ */
+static void replace_range(unsigned long off, unsigned long size, unsigned long bad)
+{
+	unsigned long p;
+
+	pthread_rwlock_wrlock(&map_lock);
+	if (atomic_exchange(&replaced[off / HPAGE], 1)) {
+		/* Another thread's SIGBUS for this hugepage got here first. */
+		pthread_rwlock_unlock(&map_lock);
+		return;
+	}
+	if (mmap(base + off, size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+		perror("mmap 4 KiB pages over a lost hugepage");
+		exit(1);
+	}
+	for (p = off / SMALL; p < (off + size) / SMALL; p++)
+		if (p != bad / SMALL) {
+			atomic_store(&lost[p], FRESH);
+			replaced_pages++;
+		}
+	pthread_rwlock_unlock(&map_lock);
+}
+
 /* Mark the range a SIGBUS names as lost, once, and remember the signal. */
 static void record_sigbus(const struct sigbus_record *rec, bool expected)
 {
 	unsigned long size = 1UL << (rec->lsb ? rec->lsb : 12);
 	unsigned long off = ((char *)rec->addr - base) & ~(size - 1);
+	bool whole = replace && size > SMALL;
 	unsigned long p, fresh = 0;
 
-	for (p = off / SMALL; p < (off + size) / SMALL && p < npages; p++)
-		if (!atomic_exchange(&lost[p], 1))
+	/* A late signal for a hugepage already replaced: nothing is lost. */
+	for (p = off / SMALL; p < (off + size) / SMALL && p < npages &&
+	     !(whole && atomic_load(&replaced[off / HPAGE])); p++) {
+		unsigned char in_use = 0;
+
+		if (atomic_compare_exchange_strong(&lost[p], &in_use, LOST))
 			fresh++;
+	}
 	pthread_mutex_lock(&report_lock);
 	if ((fresh || expected) && nreports < 16)
 		reports[nreports++] = (struct report){ *rec, expected };
 	pthread_mutex_unlock(&report_lock);
+	if (whole && fresh)
+		replace_range(off, size, (char *)rec->addr - base);
 }
 
 static inline uint64_t pattern(unsigned long word, unsigned long round)
@@ -99,29 +149,45 @@ static void inject(struct worker *w)
 }
 
 /*
- * Check and rewrite one 4 KiB page; false if it raised SIGBUS.  Its own
- * function so that nothing the caller keeps in registers lives across
- * the siglongjmp().
+ * Check and rewrite one 4 KiB page (a FRESH one is only written); false
+ * if it raised SIGBUS.  Its own function so that nothing the caller keeps
+ * in registers lives across the siglongjmp().
  */
 static __attribute__((noinline)) bool touch_page(unsigned long p,
-						  unsigned long round)
+						  unsigned long round, bool fresh)
 {
 	volatile uint64_t *word = (volatile uint64_t *)(base + p * SMALL);
 	unsigned long i;
 
 	sigbus_last.got = 0;
-	if (sigsetjmp(sigbus_env, 0)) {
-		record_sigbus(&sigbus_last, false);
+	if (sigsetjmp(sigbus_env, 0))
 		return false;
-	}
 	for (i = 0; i < WORDS; i++) {
 		unsigned long n = p * WORDS + i;
 
-		if (word[i] != pattern(n, round))
+		if (!fresh && word[i] != pattern(n, round))
 			atomic_fetch_add(&mismatches, 1);
 		word[i] = pattern(n, round + 1);
 	}
+	if (fresh)
+		atomic_store(&lost[p], 0);
 	return true;
+}
+
+/* One page under map_lock; a SIGBUS is recorded once the lock is dropped. */
+static bool visit_page(unsigned long p, unsigned long round)
+{
+	unsigned char state = atomic_load(&lost[p]);
+	bool ok;
+
+	if (state == LOST)
+		return false;
+	pthread_rwlock_rdlock(&map_lock);
+	ok = touch_page(p, round, state == FRESH);
+	pthread_rwlock_unlock(&map_lock);
+	if (!ok)
+		record_sigbus(&sigbus_last, false);
+	return ok;
 }
 
 /*
@@ -140,7 +206,7 @@ static void *work(void *arg)
 		    since(&w->start) >= w->poison_at)
 			inject(w);
 		for (p = w->id; p < npages; p += w->nthreads)
-			if (!atomic_load(&lost[p]) && touch_page(p, round))
+			if (visit_page(p, round))
 				done += WORDS;
 		if (atomic_load(&poisoned))
 			w->words_after += done;
@@ -152,7 +218,7 @@ static void *work(void *arg)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: guest_ram [--keep] [--threads N] [--poison PAGE] "
+	fprintf(stderr, "usage: guest_ram [--keep] [--replace] [--threads N] [--poison PAGE] "
 		"[--ready FILE] [--wait FILE] NAME SIZE_MIB SECONDS\n");
 	exit(2);
 }
@@ -173,6 +239,8 @@ int main(int argc, char **argv)
 	for (ai = 1; ai < argc && argv[ai][0] == '-'; ai++) {
 		if (!strcmp(argv[ai], "--keep"))
 			flags |= MFD_MF_KEEP_UE_MAPPED;
+		else if (!strcmp(argv[ai], "--replace"))
+			replace = true;
 		else if (!strcmp(argv[ai], "--threads") && ai + 1 < argc)
 			nthreads = strtoul(argv[++ai], NULL, 0);
 		else if (!strcmp(argv[ai], "--poison") && ai + 1 < argc)
@@ -201,8 +269,9 @@ int main(int argc, char **argv)
 	base = mmap(NULL, npages * SMALL, PROT_READ | PROT_WRITE, MAP_SHARED,
 		    fd, 0);
 	lost = calloc(npages, 1);
+	replaced = calloc(npages * SMALL / HPAGE, 1);
 	w = calloc(nthreads, sizeof(*w));
-	if (base == MAP_FAILED || !lost || !w) {
+	if (base == MAP_FAILED || !lost || !replaced || !w) {
 		perror("mmap");
 		return 1;
 	}
@@ -233,7 +302,7 @@ int main(int argc, char **argv)
 		after += w[t].words_after;
 	}
 	for (p = 0; p < npages; p++)
-		lost_pages += lost[p];
+		lost_pages += lost[p] == LOST;
 
 	for (i = 0; i < nreports; i++) {
 		struct sigbus_record *r = &reports[i].rec;
@@ -251,6 +320,8 @@ int main(int argc, char **argv)
 	printf("lost %lu KiB of %lu MiB; %lu words checked, %lu wrong\n",
 	       lost_pages * 4, npages * SMALL >> 20, before + after,
 	       (unsigned long)atomic_load(&mismatches));
+	if (replace)
+		printf("replaced %lu KiB with 4 KiB pages\n", replaced_pages * 4);
 	if (poison_page >= 0) {
 		t_before = seconds / 2;
 		t_after = elapsed - t_before;

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Runs inside a benchmark VM (bench/run.sh): every benchmark this kernel
+# takes part in, as "kernel=K config=C <result>" lines appended to OUT.
+#
+#   guest.sh stock OUT   the kernel without the series
+#   guest.sh mfr OUT     the kernel with it: P2 before mfr.ko is loaded,
+#                        then everything with the module ($MFR_MODULE)
+set -euo pipefail
+role=$1
+out=$2
+bin=$MFR_ROOT/build/bench/bin
+helpers=$MFR_ROOT/build/helpers
+ncpus=$(nproc)
+P2_SECONDS=${P2_SECONDS:-1}
+P2_RUNS=${P2_RUNS:-6}
+P3_RUNS=${P3_RUNS:-5}
+P5_SECONDS=${P5_SECONDS:-8}
+
+# emit CONFIG COMMAND...: the command's result lines, labelled.
+emit() {
+	local config=$1
+	shift
+	"$@" | sed "s/^/kernel=$role config=$config /" | tee -a "$out"
+}
+
+p2() { # CONFIG [keep]
+	local w n
+	for w in fault fork both; do
+		for n in 1 "$ncpus"; do
+			emit "$1" "$bin/p2_hugetlb_faults" "$w" "$n" "$P2_SECONDS" "$P2_RUNS" ${2:-}
+		done
+	done
+}
+
+p1() { # CONFIG MODE
+	local size e
+	for size in 2M 1G; do
+		for e in 1 8; do
+			emit "$1" "$bin/p1_memory_cost" "$size" "$e" "$2"
+		done
+	done
+}
+
+# P5: 64 MiB of guest RAM, 2 threads, one error half way.  Without mfr
+# the VMM maps 4 KiB pages over the hugepage it lost.
+p5() { # CONFIG guest_ram-options...
+	local config=$1
+	shift
+	"$helpers/guest_ram" "$@" --threads 2 --poison 1000 bench-ram 64 "$P5_SECONDS" |
+		awk -v k="$role" -v c="$config" '
+			/^lost/ { lost = $2 }
+			/^replaced/ { replaced = $2 }
+			/wrong$/ { wrong = $(NF - 1) }
+			/^throughput/ { before = $2; after = $(NF - 1) }
+			END { printf "kernel=%s config=%s p5 before=%s after=%s lost_kib=%s replaced_kib=%s wrong=%s\n",
+			      k, c, before, after, lost, replaced + 0, wrong }' | tee -a "$out"
+}
+
+modprobe hwpoison_inject
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+echo "# kernel=$role $(uname -r), $ncpus vCPUs" >>"$out"
+
+if [ "$role" = stock ]; then
+	p2 stock
+	p1 stock default
+	p5 stock --replace
+	exit 0
+fi
+
+p2 hooks
+insmod "$MFR_MODULE"
+p2 module
+p2 keep keep
+p1 module default
+p1 keep keep
+
+# P3: release cost, kept memfds (1 GiB: one run per count, a page each).
+for n in 0 0 0 1 8 64 512; do
+	emit keep "$bin/p3_release_cost" 1G "$n"
+done
+for r in $(seq "$P3_RUNS"); do
+	for n in 0 1 8 64 511; do
+		emit keep "$bin/p3_release_cost" 2M "$n"
+	done
+done
+
+# P4: mfrd opts the storm's memfds in by rule and persists every report.
+T=$(mktemp -d)
+mkdir "$T/rules"
+printf 'state_dir = %s/state\nmetrics_file = none\n' "$T" >"$T/mfrd.conf"
+printf '[rule]\nname-glob = bench-storm-*\naction = keep\n' >"$T/rules/10-storm.conf"
+mkfifo "$T/log"
+"$bin/p4_storm" "$T/log" "$T/go" 4 5 10000 >"$T/p4" &
+storm=$!
+"$MFR_ROOT/build/daemon/mfrd" --config "$T/mfrd.conf" --rules-dir "$T/rules" 2>"$T/log" &
+mfrd=$!
+until "$MFR_ROOT/build/daemon/mfrctl" -j rules list | grep -q bench-storm; do sleep 0.2; done
+touch "$T/go"
+until [ -s "$T/p4" ]; do sleep 1; done
+module=$("$MFR_ROOT/build/daemon/mfrctl" -j poison list |
+	python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
+rm "$T/go"
+wait "$storm" || true
+kill -TERM "$mfrd"
+wait "$mfrd" || true
+persisted=$(python3 -c 'import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute("SELECT count(DISTINCT pfn) FROM poisoned_pages").fetchone()[0])' "$T/state/mfrd.db")
+sed "s/\$/ module_records=$module persisted=$persisted/; s/^/kernel=$role config=keep /" "$T/p4" | tee -a "$out"
+rm -rf "$T"
+
+p5 keep --keep

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * P3, what releasing a kept hugepage costs: a kept memfd of one hugepage
+ * with NPOISON of its 4 KiB pages poisoned (hwpoison-inject), unmapped,
+ * then timed from close() until the pool shows the release done: the
+ * hugepage back in the free pool (NPOISON 0) or dissolved, its healthy
+ * pages freed and the poisoned ones offlined.
+ *
+ *   p3_release_cost 2M|1G NPOISON
+ * Prints "p3 size=S poisoned=N seconds=X", on the guest clock.
+ */
+#include "bench.h"
+
+int main(int argc, char **argv)
+{
+	unsigned long size, npages, npoison, stride, i;
+	long nr0, free0;
+	double t0, t1;
+	uint64_t head;
+	char *map;
+	int fd;
+
+	if (argc != 3 || !(size = hugepage_size(argv[1]))) {
+		fprintf(stderr, "usage: p3_release_cost 2M|1G NPOISON\n");
+		return 2;
+	}
+	npages = size / SMALL_PAGE;
+	npoison = strtoul(argv[2], NULL, 0);
+	if (npoison >= npages)
+		return 2;
+
+	map = hugetlb_memfd("bench-p3", size, 1, true, -1, &fd);
+	head = pfn_of(map);
+	stride = npoison ? npages / npoison : 0;
+	for (i = 0; i < npoison; i++)
+		corrupt_pfn(head + i * stride + stride / 2);
+	munmap(map, size);
+	nr0 = pool_count(size, "nr_hugepages");
+	free0 = pool_count(size, "free_hugepages");
+
+	t0 = now();
+	close(fd);
+	while (npoison ? pool_count(size, "nr_hugepages") == nr0 :
+			 pool_count(size, "free_hugepages") == free0) {
+		if (now() - t0 > 60) {
+			fprintf(stderr, "p3: the hugepage was not released within 60 s\n");
+			return 1;
+		}
+	}
+	t1 = now();
+	printf("p3 size=%s poisoned=%lu seconds=%.9f\n", argv[1], npoison, t1 - t0);
+	return 0;
+}

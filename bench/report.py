@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Turn the result lines of bench/guest.sh into bench/RESULTS.md.
+
+Each figure is a count, a size or a ratio of two things measured in the
+same "make bench" run; repeated timings are given as median and spread
+((max - min) / median) over the runs after the first, which warms up.
+"""
+import argparse
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+
+P2_CONFIGS = [
+    ("stock", "without the series"),
+    ("hooks", "series, mfr.ko not loaded"),
+    ("module", "mfr.ko loaded"),
+    ("keep", "mfr.ko loaded, memfd opted in"),
+]
+
+
+def parse(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            fields = line.split()
+            row = {}
+            for tok in fields:
+                if "=" in tok:
+                    k, v = tok.split("=", 1)
+                    row[k] = v
+                else:
+                    row["bench"] = tok
+            rows.append(row)
+    return rows
+
+
+def size(n):
+    n = int(n)
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} B"
+
+
+def med_spread(values):
+    m = statistics.median(values)
+    spread = (max(values) - min(values)) / m * 100 if m else 0.0
+    return m, spread
+
+
+def cmd(*argv):
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def machine():
+    model = re.search(r"^Model name:\s*(.*)$", cmd("lscpu"), re.M)
+    qemu = cmd("qemu-system-x86_64", "--version").splitlines()
+    return (f"{model.group(1).strip() if model else platform.processor()}, "
+            f"{os.cpu_count()} host CPUs; {qemu[0] if qemu else 'QEMU ?'}, TCG")
+
+
+def p1_section(rows, out):
+    out.append("## P1: memory one error costs\n")
+    out.append("A memfd of one hugepage, N distinct 4 KiB pages poisoned through "
+               "hwpoison-inject; *unreachable*: bytes of the live mapping that "
+               "raise SIGBUS; *lost*: bytes neither the hugepage pool nor the page "
+               "allocator has back after close (a leaked hugepage, or the poisoned "
+               "pages of a dissolved one, by /proc/kpageflags).\n")
+    out.append("| page | errors | kernel | unreachable while live | lost after close | "
+               "returned to the allocator | lost per error |")
+    out.append("|---|---|---|---|---|---|---|")
+    names = {("stock", "stock"): "without the series",
+             ("mfr", "module"): "mfr, not opted in",
+             ("mfr", "keep"): "mfr, opted in"}
+    by = {}
+    for r in rows:
+        if r.get("bench") != "p1":
+            continue
+        by[(r["size"], int(r["errors"]), r["kernel"], r["config"])] = r
+        name = names.get((r["kernel"], r["config"]), r["config"])
+        per = int(r["lost"]) // int(r["errors"])
+        flag = "" if r.get("wrong_pages", "0") == "0" else f" ({r['wrong_pages']} pages read back wrong)"
+        out.append(f"| {r['size']} | {r['errors']} | {name} | {size(r['unreachable'])} | "
+                   f"{size(r['lost'])} | {size(r['returned'])} | {size(per)}{flag} |")
+    out.append("")
+    ratios = []
+    for (sz, e, k, c), r in sorted(by.items()):
+        s = by.get((sz, e, "stock", "stock"))
+        if k == "mfr" and c == "keep" and s and int(r["lost"]):
+            ratios.append(f"{sz} × {e}: {int(s['lost']) // int(r['lost'])}× less lost, "
+                          f"{int(s['unreachable']) // max(int(r['unreachable']), 1)}× less unreachable")
+    if ratios:
+        out.append("Opted in against the kernel without the series: " + "; ".join(ratios) + ".\n")
+
+
+def p2_section(rows, out):
+    out.append("## P2: hook cost on hugetlb's fault and fork paths\n")
+    out.append("Rates per second of guest clock (1 ns per guest instruction), median "
+               "of the runs after the first, spread in brackets; the ratio is to the "
+               "kernel without the series in the same run.  *fault*: map a shared "
+               "hugetlb area, write-fault its 8 hugepages, unmap; *fork*: map, "
+               "write-fault 2 hugepages, fork, the child exits; *+both*: the two "
+               "loops side by side.  One instance, then one per vCPU.\n")
+    data = {}
+    for r in rows:
+        if r.get("bench") != "p2" or r["run"] == "0":
+            continue
+        data.setdefault((r["workload"], r["instances"], r["config"]), []).append(float(r["rate"]))
+    keys = sorted({(w, n) for (w, n, _) in data})
+    out.append("| workload | instances | " + " | ".join(d for _, d in P2_CONFIGS) + " |")
+    out.append("|---|---|" + "---|" * len(P2_CONFIGS))
+    worst = 0.0
+    for w, n in keys:
+        base = data.get((w, n, "stock"))
+        bm = med_spread(base)[0] if base else None
+        cells = []
+        for c, _ in P2_CONFIGS:
+            v = data.get((w, n, c))
+            if not v:
+                cells.append("–")
+                continue
+            m, sp = med_spread(v)
+            if bm and c != "stock":
+                worst = max(worst, abs(m / bm - 1))
+                cells.append(f"{m:,.0f} (±{sp:.2f} %) **{m / bm:.4f}**")
+            else:
+                cells.append(f"{m:,.0f} (±{sp:.2f} %)")
+        out.append(f"| {w} | {n} | " + " | ".join(cells) + " |")
+    out.append("")
+    out.append(f"Largest distance from the kernel without the series: **{worst * 100:.2f} %** "
+               f"({'within' if worst <= 0.01 else 'outside'} the 1 % target).\n")
+
+
+def p3_section(rows, out):
+    out.append("## P3: release cost of a kept hugepage\n")
+    out.append("A kept memfd of one hugepage with N poisoned 4 KiB pages, unmapped, "
+               "timed from close() until the pool shows the release done (N = 0: "
+               "back in the free pool; otherwise dissolved, healthy pages freed, "
+               "poisoned ones offline).  Guest-clock milliseconds; 1 GiB: one run "
+               "per count (each dissolves a 1 GiB page for good), 2 MiB: median and "
+               "spread of the runs.\n")
+    for sz in ("2M", "1G"):
+        data = {}
+        for r in rows:
+            if r.get("bench") == "p3" and r["size"] == sz:
+                data.setdefault(int(r["poisoned"]), []).append(float(r["seconds"]) * 1e3)
+        if not data:
+            continue
+        clean = statistics.median(data.get(0, [0])) or None
+        pts = sorted((n, statistics.median(v)) for n, v in data.items() if n)
+        out.append(f"**{sz} pages**\n")
+        out.append("| poisoned pages | close to done (ms) | against a clean close | "
+                   "above the 1-page release |")
+        out.append("|---|---|---|---|")
+        one = dict(pts).get(1)
+        for n in sorted(data):
+            m, sp = med_spread(data[n])
+            spread = f" (±{sp:.1f} %)" if len(data[n]) > 1 else ""
+            ratio = f"{m / clean:.2f}×" if clean else "–"
+            above = f"{m - one:+.3f} ms" if one is not None and n else "–"
+            out.append(f"| {n} | {m:.3f}{spread} | {ratio} | {above} |")
+        if len(pts) >= 3:
+            xs, ys = zip(*pts)
+            mx, my = statistics.mean(xs), statistics.mean(ys)
+            sxx = sum((x - mx) ** 2 for x in xs)
+            slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+            icpt = my - slope * mx
+            ss_tot = sum((y - my) ** 2 for y in ys)
+            ss_res = sum((y - (icpt + slope * x)) ** 2 for x, y in zip(xs, ys))
+            r2 = 1 - ss_res / ss_tot if ss_tot else 1.0
+            out.append(f"\nLeast-squares line over N ≥ 1: {icpt:.3f} ms + {slope * 1e3:.2f} µs "
+                       f"per poisoned page, R² = {r2:.4f}.\n")
+        else:
+            out.append("")
+
+
+def p4_section(rows, out):
+    out.append("## P4: report path under a storm\n")
+    out.append("hwpoison-inject poisons distinct 4 KiB pages of memfds that mfrd's rule "
+               "opts in, as fast as it goes; mfrd persists each report to SQLite "
+               "(WAL, synchronous=FULL, one transaction per batch) and logs it after "
+               "the commit, so injection-to-log time bounds injection-to-persisted "
+               "from above.  Guest-clock times.\n")
+    out.append("| memfds | injected | module records | mfrd logged | persisted | lost | "
+               "storm (s) | p50 (ms) | p99 (ms) | max (ms) |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if r.get("bench") != "p4":
+            continue
+        lost = int(r["injected"]) - int(r["persisted"])
+        out.append(f"| {r['memfds']} | {r['injected']} | {r['module_records']} | {r['logged']} | "
+                   f"{r['persisted']} | **{lost}** | {r['storm_seconds']} | {r['p50_ms']} | "
+                   f"{r['p99_ms']} | {r['max_ms']} |")
+    out.append("")
+
+
+def p5_section(rows, out):
+    out.append("## P5: guest-RAM workload through one error\n")
+    out.append("`guest_ram`: 2 threads check and rewrite every 64-bit word of a 64 MiB "
+               "memfd of 2 MiB pages; one 4 KiB page is poisoned (MADV_HWPOISON) half "
+               "way.  A SIGBUS marks the range it names lost, as a VMM forwards it to "
+               "its guest; without mfr the VMM then maps 4 KiB pages over the lost "
+               "hugepage.  Throughput in million words per second of guest clock.  "
+               "TCG does not model TLB reach, so on these machines the figure is "
+               "functional (what survives, what is lost); the benchmark is ready for "
+               "bare metal, where 4 KiB pages cost TLB misses.\n")
+    out.append("| kernel | before the error | after | after / before | lost | "
+               "replaced by 4 KiB pages | words read back wrong |")
+    out.append("|---|---|---|---|---|---|---|")
+    names = {"stock": "without the series (VMM replaces the hugepage)", "keep": "mfr, opted in"}
+    for r in rows:
+        if r.get("bench") != "p5":
+            continue
+        b, a = float(r["before"]), float(r["after"])
+        out.append(f"| {names.get(r['config'], r['config'])} | {b:.2f} | {a:.2f} | "
+                   f"{a / b:.3f} | {r['lost_kib']} KiB | {r['replaced_kib']} KiB | {r['wrong']} |")
+    out.append("")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--results", required=True)
+    ap.add_argument("--started", required=True)
+    ap.add_argument("--minutes", required=True)
+    ap.add_argument("--mfr-kdir", required=True)
+    ap.add_argument("--stock-kdir", required=True)
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    rows = parse(a.results)
+
+    out = ["<!-- SPDX-License-Identifier: GPL-2.0-or-later -->",
+           "# mfr benchmark results\n",
+           "Written by `make bench` (bench/run.sh); do not edit by hand.\n"]
+    if a.quick:
+        out.append("**BENCH_QUICK run: the machinery only, the numbers are not worth keeping.**\n")
+    out.append(f"- Date: {a.started}; took {a.minutes} minutes.")
+    out.append(f"- Machine: {machine()}.")
+    out.append("- Kernels: Debian linux-source-6.12 "
+               f"{cmd('dpkg-query', '-W', '-f', '${Version}', 'linux-source-6.12').strip()}, "
+               "non-debug `kernel-hooks/bench.config`, with the series "
+               f"(`{os.path.basename(os.path.dirname(a.mfr_kdir))}`) and without it "
+               f"(`{os.path.basename(os.path.dirname(a.stock_kdir))}`); both in VMs of "
+               "2 vCPUs under `-icount shift=0,sleep=off`.\n")
+    for section in (p1_section, p2_section, p3_section, p4_section, p5_section):
+        section(rows, out)
+    sys.stdout.write("\n".join(out).rstrip() + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# make bench: the benchmark kernels with and without the series (built
+# once, cached), mfr.ko for the first, the benchmark programs, then one VM
+# per kernel under QEMU TCG with -icount shift=0,sleep=off (the guest
+# clock advances 1 ns per guest instruction, so rates are per instruction
+# executed and repeat to well under 1 %), and bench/RESULTS.md from what
+# both VMs printed.  BENCH_QUICK=1 runs everything briefly, to try the
+# machinery; its numbers are not worth keeping.
+set -euo pipefail
+. "$(dirname "$0")/../scripts/lib.sh"
+cd "$MFR_ROOT"
+
+started=$(date -u '+%Y-%m-%d %H:%M UTC')
+t0=$SECONDS
+kernels=$(bench/kernels.sh)
+mfr_kdir=$(sed -n 's/^mfr //p' <<<"$kernels")
+stock_kdir=$(sed -n 's/^stock //p' <<<"$kernels")
+
+# mfr.ko for the benchmark kernel, apart from the test kernel's.
+mod=$MFR_ROOT/build/bench/module
+rm -rf "$mod" && mkdir -p "$mod"
+cp module/Kbuild module/*.[ch] "$mod/" && cp -r module/include "$mod/"
+rm -f "$mod"/*.mod.c
+make -s -C "$mfr_kdir" M="$mod" modules >&2
+
+bin=$MFR_ROOT/build/bench/bin
+mkdir -p "$bin"
+for p in p1_memory_cost p2_hugetlb_faults p3_release_cost p4_storm; do
+	${CC:-cc} -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Itests/helpers \
+		-o "$bin/$p" "bench/$p.c" -lpthread
+done
+
+if [ -n "${BENCH_QUICK:-}" ]; then
+	export P2_SECONDS=0.2 P2_RUNS=2 P3_RUNS=1 P5_SECONDS=2
+fi
+results=$MFR_ROOT/build/bench/results.txt
+rm -f "$results"
+icount="-icount shift=0,sleep=off"
+
+echo "bench: the kernel without the series ($stock_kdir)" >&2
+KDIR=$stock_kdir VM_NO_MODULE=1 VM_CPUS=2 VM_MEM=4G VM_TIMEOUT=3600 VM_QEMU_OPTS=$icount \
+	VM_APPEND="hugepagesz=1G hugepages=2 hugepagesz=2M hugepages=128" \
+	scripts/vm-run.sh "P2_SECONDS=${P2_SECONDS:-} P2_RUNS=${P2_RUNS:-} P5_SECONDS=${P5_SECONDS:-} \
+		$MFR_ROOT/bench/guest.sh stock $results" >&2
+
+# 1 GiB pages: P1 leaks 2 and dissolves 2, P3 dissolves 4 and reuses 1.
+echo "bench: the kernel with the series ($mfr_kdir)" >&2
+KDIR=$mfr_kdir VM_NO_MODULE=1 VM_CPUS=2 VM_MEM=12G VM_TIMEOUT=5400 VM_QEMU_OPTS=$icount \
+	VM_APPEND="hugepagesz=1G hugepages=9 hugepagesz=2M hugepages=128" \
+	scripts/vm-run.sh "MFR_MODULE=$mod/mfr.ko P2_SECONDS=${P2_SECONDS:-} P2_RUNS=${P2_RUNS:-} \
+		P3_RUNS=${P3_RUNS:-} P5_SECONDS=${P5_SECONDS:-} $MFR_ROOT/bench/guest.sh mfr $results" >&2
+
+"$PYTHON" bench/report.py --results "$results" --started "$started" \
+	--minutes $(((SECONDS - t0 + 59) / 60)) --mfr-kdir "$mfr_kdir" --stock-kdir "$stock_kdir" \
+	${BENCH_QUICK:+--quick} >bench/RESULTS.md
+echo "bench: wrote bench/RESULTS.md" >&2
