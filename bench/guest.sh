@@ -13,10 +13,14 @@ out=$2
 bin=$MFR_ROOT/build/bench/bin
 helpers=$MFR_ROOT/build/helpers
 ncpus=$(nproc)
-P2_SECONDS=${P2_SECONDS:-1}
-P2_RUNS=${P2_RUNS:-6}
+P2_SECONDS=${P2_SECONDS:-0.3}
+P2_RUNS=${P2_RUNS:-4}
 P3_RUNS=${P3_RUNS:-5}
 P5_SECONDS=${P5_SECONDS:-8}
+# To try a part alone: BENCH_PARTS="p3 p4", BENCH_P1_SIZES=2M.
+BENCH_PARTS=${BENCH_PARTS:-p1 p2 p3 p4 p5}
+BENCH_P1_SIZES=${BENCH_P1_SIZES:-2M 1G}
+part() { [[ " $BENCH_PARTS " == *" $1 "* ]]; }
 
 # emit CONFIG COMMAND...: the command's result lines, labelled.
 emit() {
@@ -25,10 +29,12 @@ emit() {
 	"$@" | sed "s/^/kernel=$role config=$config /" | tee -a "$out"
 }
 
+# One instance, then two: the VMs have one vCPU (see run.sh), so the
+# second figure measures two loops sharing it, not two vCPUs.
 p2() { # CONFIG [keep]
 	local w n
 	for w in fault fork both; do
-		for n in 1 "$ncpus"; do
+		for n in 1 2; do
 			emit "$1" "$bin/p2_hugetlb_faults" "$w" "$n" "$P2_SECONDS" "$P2_RUNS" ${2:-}
 		done
 	done
@@ -36,7 +42,7 @@ p2() { # CONFIG [keep]
 
 p1() { # CONFIG MODE
 	local size e
-	for size in 2M 1G; do
+	for size in $BENCH_P1_SIZES; do
 		for e in 1 8; do
 			emit "$1" "$bin/p1_memory_cost" "$size" "$e" "$2"
 		done
@@ -63,51 +69,57 @@ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 echo "# kernel=$role $(uname -r), $ncpus vCPUs" >>"$out"
 
 if [ "$role" = stock ]; then
-	p2 stock
-	p1 stock default
-	p5 stock --replace
+	part p2 && p2 stock
+	part p1 && p1 stock default
+	part p5 && p5 stock --replace
 	exit 0
 fi
 
-p2 hooks
+part p2 && p2 hooks
 insmod "$MFR_MODULE"
-p2 module
-p2 keep keep
-p1 module default
-p1 keep keep
+part p2 && p2 module
+part p2 && p2 keep keep
+part p1 && p1 module default
+part p1 && p1 keep keep
 
-# P3: release cost, kept memfds (1 GiB: one run per count, a page each).
-for n in 0 0 0 1 8 64 512; do
+# P3: release cost, kept memfds (1 GiB: one run per count, a page each),
+# and the reference: a healthy hugepage dissolved to the allocator.
+part p3 && for n in 0 0 0 1 8 64 512 shrink; do
 	emit keep "$bin/p3_release_cost" 1G "$n"
 done
-for r in $(seq "$P3_RUNS"); do
-	for n in 0 1 8 64 511; do
+part p3 && for r in $(seq "$P3_RUNS"); do
+	for n in 0 1 8 64 511 shrink; do
 		emit keep "$bin/p3_release_cost" 2M "$n"
 	done
 done
 
 # P4: mfrd opts the storm's memfds in by rule and persists every report.
-T=$(mktemp -d)
-mkdir "$T/rules"
-printf 'state_dir = %s/state\nmetrics_file = none\n' "$T" >"$T/mfrd.conf"
-printf '[rule]\nname-glob = bench-storm-*\naction = keep\n' >"$T/rules/10-storm.conf"
-mkfifo "$T/log"
-"$bin/p4_storm" "$T/log" "$T/go" 4 5 10000 >"$T/p4" &
-storm=$!
-"$MFR_ROOT/build/daemon/mfrd" --config "$T/mfrd.conf" --rules-dir "$T/rules" 2>"$T/log" &
-mfrd=$!
-until "$MFR_ROOT/build/daemon/mfrctl" -j rules list | grep -q bench-storm; do sleep 0.2; done
-touch "$T/go"
-until [ -s "$T/p4" ]; do sleep 1; done
-module=$("$MFR_ROOT/build/daemon/mfrctl" -j poison list |
-	python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
-rm "$T/go"
-wait "$storm" || true
-kill -TERM "$mfrd"
-wait "$mfrd" || true
-persisted=$(python3 -c 'import sqlite3, sys
-print(sqlite3.connect(sys.argv[1]).execute("SELECT count(DISTINCT pfn) FROM poisoned_pages").fetchone()[0])' "$T/state/mfrd.db")
-sed "s/\$/ module_records=$module persisted=$persisted/; s/^/kernel=$role config=keep /" "$T/p4" | tee -a "$out"
-rm -rf "$T"
+p4() {
+	T=$(mktemp -d)
+	mkdir "$T/rules"
+	printf 'state_dir = %s/state\nmetrics_file = none\n' "$T" >"$T/mfrd.conf"
+	printf '[rule]\nname-glob = bench-storm-*\naction = keep\n' >"$T/rules/10-storm.conf"
+	mkfifo "$T/log"
+	"$bin/p4_storm" "$T/log" "$T/go" 4 5 10000 >"$T/p4" &
+	storm=$!
+	"$MFR_ROOT/build/daemon/mfrd" --config "$T/mfrd.conf" --rules-dir "$T/rules" 2>"$T/log" &
+	mfrd=$!
+	until "$MFR_ROOT/build/daemon/mfrctl" -j rules list | grep -q bench-storm; do sleep 0.2; done
+	touch "$T/go"
+	until [ -s "$T/p4" ]; do sleep 1; done
+	# Earlier parts left offlined records; the storm's pages are kept.
+	module=$("$MFR_ROOT/build/daemon/mfrctl" -j poison list |
+		python3 -c 'import json, sys; print(sum(e["state"] == "kept" for e in json.load(sys.stdin)))')
+	rm "$T/go"
+	wait "$storm" || true
+	kill -TERM "$mfrd"
+	wait "$mfrd" || true
+	persisted=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(
+		"SELECT count(DISTINCT pfn) FROM poisoned_pages WHERE memfd_name LIKE ?",
+		("bench-storm-%",)).fetchone()[0])' "$T/state/mfrd.db")
+	sed "s/\$/ module_records=$module persisted=$persisted/; s/^/kernel=$role config=keep /" "$T/p4" | tee -a "$out"
+	rm -rf "$T"
+}
 
-p5 keep --keep
+part p4 && p4
+part p5 && p5 keep --keep

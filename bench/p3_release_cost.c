@@ -7,9 +7,35 @@
  * pages freed and the poisoned ones offlined.
  *
  *   p3_release_cost 2M|1G NPOISON
- * Prints "p3 size=S poisoned=N seconds=X", on the guest clock.
+ *   p3_release_cost 2M|1G shrink
+ * Prints "p3 size=S poisoned=N seconds=X", on the guest clock.  "shrink"
+ * times the reference, a healthy hugepage going back to the page
+ * allocator: one free hugepage dissolved by lowering nr_hugepages
+ * (printed as poisoned=shrink).
  */
 #include "bench.h"
+
+static int shrink_pool(const char *name, unsigned long size)
+{
+	long nr = pool_count(size, "nr_hugepages");
+	char path[128], buf[32];
+	double t0, t1;
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%lukB/nr_hugepages",
+		 size >> 10);
+	n = snprintf(buf, sizeof(buf), "%ld\n", nr - 1);
+	fd = open(path, O_WRONLY);
+	t0 = now();
+	if (fd < 0 || write(fd, buf, n) != n || pool_count(size, "nr_hugepages") != nr - 1) {
+		perror(path);
+		return 1;
+	}
+	t1 = now();
+	close(fd);
+	printf("p3 size=%s poisoned=shrink seconds=%.9f\n", name, t1 - t0);
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -25,6 +51,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	npages = size / SMALL_PAGE;
+	if (!strcmp(argv[2], "shrink"))
+		return shrink_pool(argv[1], size);
 	npoison = strtoul(argv[2], NULL, 0);
 	if (npoison >= npages)
 		return 2;

@@ -71,13 +71,17 @@ def machine():
 def p1_section(rows, out):
     out.append("## P1: memory one error costs\n")
     out.append("A memfd of one hugepage, N distinct 4 KiB pages poisoned through "
-               "hwpoison-inject; *unreachable*: bytes of the live mapping that "
-               "raise SIGBUS; *lost*: bytes neither the hugepage pool nor the page "
-               "allocator has back after close (a leaked hugepage, or the poisoned "
-               "pages of a dissolved one, by /proc/kpageflags).\n")
-    out.append("| page | errors | kernel | unreachable while live | lost after close | "
-               "returned to the allocator | lost per error |")
-    out.append("|---|---|---|---|---|---|---|")
+               "hwpoison-inject.  *Unreachable*: bytes of the live mapping a reader "
+               "cannot use, i.e. pages that raise SIGBUS plus pages still mapped but "
+               "flagged HWPoison (an injected error leaves the memory readable in a "
+               "VM; on hardware reading one is a machine check, which mfr turns into "
+               "a SIGBUS for that 4 KiB page: `make test-mce`).  *Lost*: bytes "
+               "neither the hugepage pool nor the page allocator has back after "
+               "close (a leaked hugepage, or the pages of a dissolved one still "
+               "flagged HWPoison or huge, by /proc/kpageflags).\n")
+    out.append("| page | errors | kernel | unreachable while live | of which SIGBUS by the kernel | "
+               "lost after close | returned to the allocator | lost per error |")
+    out.append("|---|---|---|---|---|---|---|---|")
     names = {("stock", "stock"): "without the series",
              ("mfr", "module"): "mfr, not opted in",
              ("mfr", "keep"): "mfr, opted in"}
@@ -90,7 +94,8 @@ def p1_section(rows, out):
         per = int(r["lost"]) // int(r["errors"])
         flag = "" if r.get("wrong_pages", "0") == "0" else f" ({r['wrong_pages']} pages read back wrong)"
         out.append(f"| {r['size']} | {r['errors']} | {name} | {size(r['unreachable'])} | "
-                   f"{size(r['lost'])} | {size(r['returned'])} | {size(per)}{flag} |")
+                   f"{size(r['sigbus'])} | {size(r['lost'])} | {size(r['returned'])} | "
+                   f"{size(per)}{flag} |")
     out.append("")
     ratios = []
     for (sz, e, k, c), r in sorted(by.items()):
@@ -109,7 +114,12 @@ def p2_section(rows, out):
                "kernel without the series in the same run.  *fault*: map a shared "
                "hugetlb area, write-fault its 8 hugepages, unmap; *fork*: map, "
                "write-fault 2 hugepages, fork, the child exits; *+both*: the two "
-               "loops side by side.  One instance, then one per vCPU.\n")
+               "loops side by side.  One instance of each, then two: the VMs have "
+               "one vCPU, because under `-icount` QEMU runs several vCPUs round-robin "
+               "in one host thread (there is no parallelism to measure) and a task "
+               "sleeping on an idle vCPU sometimes never woke; the second figure is "
+               "two loops sharing that vCPU.  On bare metal, run "
+               "`p2_hugetlb_faults fault|fork|both $(nproc) SECONDS RUNS` for one per CPU.\n")
     data = {}
     for r in rows:
         if r.get("bench") != "p2" or r["run"] == "0":
@@ -118,26 +128,38 @@ def p2_section(rows, out):
     keys = sorted({(w, n) for (w, n, _) in data})
     out.append("| workload | instances | " + " | ".join(d for _, d in P2_CONFIGS) + " |")
     out.append("|---|---|" + "---|" * len(P2_CONFIGS))
-    worst = 0.0
+    worst, worst_at, unresolved = 0.0, "", []
     for w, n in keys:
         base = data.get((w, n, "stock"))
-        bm = med_spread(base)[0] if base else None
+        bm, bsp = med_spread(base) if base else (None, None)
         cells = []
-        for c, _ in P2_CONFIGS:
+        for c, desc in P2_CONFIGS:
             v = data.get((w, n, c))
             if not v:
                 cells.append("–")
                 continue
             m, sp = med_spread(v)
             if bm and c != "stock":
-                worst = max(worst, abs(m / bm - 1))
                 cells.append(f"{m:,.0f} (±{sp:.2f} %) **{m / bm:.4f}**")
+                # A ratio says something only where both spreads are
+                # well below the 1 % it is held to.
+                if max(sp, bsp) < 0.5:
+                    if abs(m / bm - 1) >= worst:
+                        worst, worst_at = abs(m / bm - 1), f"{w}, {n} instance(s), {desc}"
+                else:
+                    unresolved.append(f"{w} × {n} ({desc}: ±{sp:.1f} %, without the series ±{bsp:.1f} %)")
             else:
                 cells.append(f"{m:,.0f} (±{sp:.2f} %)")
         out.append(f"| {w} | {n} | " + " | ".join(cells) + " |")
     out.append("")
-    out.append(f"Largest distance from the kernel without the series: **{worst * 100:.2f} %** "
-               f"({'within' if worst <= 0.01 else 'outside'} the 1 % target).\n")
+    out.append(f"Largest distance from the kernel without the series among the figures whose "
+               f"runs agree within 0.5 %: **{worst * 100:.2f} %** ({worst_at}; "
+               f"{'within' if worst <= 0.01 else 'outside'} the 1 % target).\n")
+    if unresolved:
+        out.append("Not resolved to 1 % here, because their runs spread more than 0.5 %: "
+                   + "; ".join(unresolved) + ".  Two loops sharing one vCPU get "
+                   "whatever share of it the scheduler gives each within a window; "
+                   "these figures want longer windows or bare metal.\n")
 
 
 def p3_section(rows, out):
@@ -145,29 +167,34 @@ def p3_section(rows, out):
     out.append("A kept memfd of one hugepage with N poisoned 4 KiB pages, unmapped, "
                "timed from close() until the pool shows the release done (N = 0: "
                "back in the free pool; otherwise dissolved, healthy pages freed, "
-               "poisoned ones offline).  Guest-clock milliseconds; 1 GiB: one run "
-               "per count (each dissolves a 1 GiB page for good), 2 MiB: median and "
-               "spread of the runs.\n")
+               "poisoned ones offline).  The reference *healthy dissolve* is the "
+               "same size of healthy hugepage going back to the page allocator "
+               "(the pool lowered by one), which any N ≥ 1 release also does.  "
+               "Guest-clock milliseconds; 1 GiB: one run per count (each dissolves "
+               "a 1 GiB page for good), 2 MiB: median and spread of the runs.\n")
     for sz in ("2M", "1G"):
         data = {}
         for r in rows:
             if r.get("bench") == "p3" and r["size"] == sz:
-                data.setdefault(int(r["poisoned"]), []).append(float(r["seconds"]) * 1e3)
+                data.setdefault(r["poisoned"], []).append(float(r["seconds"]) * 1e3)
         if not data:
             continue
-        clean = statistics.median(data.get(0, [0])) or None
-        pts = sorted((n, statistics.median(v)) for n, v in data.items() if n)
+        clean = statistics.median(data["0"]) if "0" in data else None
+        healthy = statistics.median(data["shrink"]) if "shrink" in data else None
+        pts = sorted((int(n), statistics.median(v)) for n, v in data.items()
+                     if n not in ("0", "shrink"))
         out.append(f"**{sz} pages**\n")
         out.append("| poisoned pages | close to done (ms) | against a clean close | "
-                   "above the 1-page release |")
+                   "against a healthy dissolve |")
         out.append("|---|---|---|---|")
-        one = dict(pts).get(1)
-        for n in sorted(data):
+        order = ["0"] + [str(n) for n, _ in pts] + (["shrink"] if healthy else [])
+        for n in order:
             m, sp = med_spread(data[n])
             spread = f" (±{sp:.1f} %)" if len(data[n]) > 1 else ""
-            ratio = f"{m / clean:.2f}×" if clean else "–"
-            above = f"{m - one:+.3f} ms" if one is not None and n else "–"
-            out.append(f"| {n} | {m:.3f}{spread} | {ratio} | {above} |")
+            label = "healthy dissolve (reference)" if n == "shrink" else n
+            r1 = f"{m / clean:.1f}×" if clean else "–"
+            r2 = f"**{m / healthy:.2f}×**" if healthy else "–"
+            out.append(f"| {label} | {m:.3f}{spread} | {r1} | {r2} |")
         if len(pts) >= 3:
             xs, ys = zip(*pts)
             mx, my = statistics.mean(xs), statistics.mean(ys)
@@ -205,7 +232,7 @@ def p4_section(rows, out):
 
 def p5_section(rows, out):
     out.append("## P5: guest-RAM workload through one error\n")
-    out.append("`guest_ram`: 2 threads check and rewrite every 64-bit word of a 64 MiB "
+    out.append("`guest_ram`: 2 threads (on the one vCPU) check and rewrite every 64-bit word of a 64 MiB "
                "memfd of 2 MiB pages; one 4 KiB page is poisoned (MADV_HWPOISON) half "
                "way.  A SIGBUS marks the range it names lost, as a VMM forwards it to "
                "its guest; without mfr the VMM then maps 4 KiB pages over the lost "
@@ -248,8 +275,9 @@ def main():
                f"{cmd('dpkg-query', '-W', '-f', '${Version}', 'linux-source-6.12').strip()}, "
                "non-debug `kernel-hooks/bench.config`, with the series "
                f"(`{os.path.basename(os.path.dirname(a.mfr_kdir))}`) and without it "
-               f"(`{os.path.basename(os.path.dirname(a.stock_kdir))}`); both in VMs of "
-               "2 vCPUs under `-icount shift=0,sleep=off`.\n")
+               f"(`{os.path.basename(os.path.dirname(a.stock_kdir))}`); each in a VM of "
+               "one vCPU under `-icount shift=0,sleep=off` (the guest clock advances "
+               "1 ns per guest instruction), side by side.\n")
     for section in (p1_section, p2_section, p3_section, p4_section, p5_section):
         section(rows, out)
     sys.stdout.write("\n".join(out).rstrip() + "\n")
