@@ -53,14 +53,12 @@ static inline double now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-/*
- * A memfd of NR hugepages of SIZE bytes, mapped shared, every byte FILL
- * (FILL < 0: each hugepage only faulted in).
- */
+/* A memfd of NR hugepages of SIZE bytes, mapped shared, each faulted in. */
 static inline char *hugetlb_memfd(const char *name, unsigned long size,
-				  unsigned long nr, bool keep, int fill, int *fdp)
+				  unsigned long nr, bool keep, int *fdp)
 {
 	unsigned int flags = memfd_huge_flags(size);
+	unsigned long i;
 	char *p;
 	int fd;
 
@@ -76,14 +74,8 @@ static inline char *hugetlb_memfd(const char *name, unsigned long size,
 		perror("mmap");
 		exit(2);
 	}
-	if (fill >= 0) {
-		memset(p, fill, nr * size);
-	} else {
-		unsigned long i;
-
-		for (i = 0; i < nr; i++)
-			p[i * size] = 1;
-	}
+	for (i = 0; i < nr; i++)
+		p[i * size] = 1;
 	*fdp = fd;
 	return p;
 }

@@ -85,7 +85,7 @@ int main(int argc, char **argv)
 	nr0 = pool_count(size, "nr_hugepages");
 	free0 = pool_count(size, "free_hugepages");
 	hwc0 = meminfo("HardwareCorrupted");
-	map = hugetlb_memfd("bench-p1", size, 1, keep, -1, &fd);
+	map = hugetlb_memfd("bench-p1", size, 1, keep, &fd);
 	for (i = 0; i < npages; i++)
 		mark_page(map + i * SMALL_PAGE, i);
 	head = pfn_of(map);

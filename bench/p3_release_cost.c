@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 	if (npoison >= npages)
 		return 2;
 
-	map = hugetlb_memfd("bench-p3", size, 1, true, -1, &fd);
+	map = hugetlb_memfd("bench-p3", size, 1, true, &fd);
 	head = pfn_of(map);
 	stride = npoison ? npages / npoison : 0;
 	for (i = 0; i < npoison; i++)

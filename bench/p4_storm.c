@@ -90,7 +90,7 @@ int main(int argc, char **argv)
 	maps = calloc(nmemfds, sizeof(*maps));
 	for (m = 0; m < nmemfds; m++) {
 		snprintf(name, sizeof(name), "bench-storm-%lu", m);
-		maps[m] = hugetlb_memfd(name, HPAGE, hugepages, false, -1, &fd);
+		maps[m] = hugetlb_memfd(name, HPAGE, hugepages, false, &fd);
 	}
 	/* Error i: memfd i % n, then its pages in order, skipping heads. */
 	pfns = calloc(errors, sizeof(*pfns));
