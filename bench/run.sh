@@ -20,9 +20,7 @@ stock_kdir=$(sed -n 's/^stock //p' <<<"$kernels")
 
 # mfr.ko for the benchmark kernel, apart from the test kernel's.
 mod=$MFR_ROOT/build/bench/module
-rm -rf "$mod" && mkdir -p "$mod"
-cp module/Kbuild module/*.[ch] "$mod/" && cp -r module/include "$mod/"
-rm -f "$mod"/*.mod.c
+module_source_copy "$mod"
 make -s -C "$mfr_kdir" M="$mod" modules >&2
 
 bin=$MFR_ROOT/build/bench/bin

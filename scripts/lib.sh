@@ -17,6 +17,15 @@ series_patches() {
 	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$MFR_SERIES_DIR/series"
 }
 
+# module_source_copy DIR: mfr.ko's sources (not its build products) in a
+# fresh DIR, to build it apart from module/ (another kernel, another API).
+module_source_copy() {
+	rm -rf "$1" && mkdir -p "$1" &&
+		cp "$MFR_ROOT"/module/Kbuild "$MFR_ROOT"/module/*.[ch] "$1/" &&
+		cp -r "$MFR_ROOT"/module/include "$1/" &&
+		rm -f "$1"/*.mod.c
+}
+
 linux_source_version() {
 	dpkg-query -W -f '${Version}' linux-source-6.12 2>/dev/null || echo unknown
 }
