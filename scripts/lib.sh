@@ -50,3 +50,9 @@ kernel_dir() {
 PYTHON=${PYTHON:-/usr/bin/python3}
 MFR_VENV=${MFR_VENV:-$MFR_CACHE/venv}
 VNG=${VNG:-$MFR_VENV/bin/vng}
+# vng starts virtme-run (and virtme-ng-init's helpers) by name through the
+# shell: the virtualenv's bin/ must be on PATH, not only vng's own path.
+case ":$PATH:" in
+*":$MFR_VENV/bin:"*) ;;
+*) export PATH="$MFR_VENV/bin:$PATH" ;;
+esac

@@ -41,5 +41,8 @@ chroot "$r" apt-get clean
 rm -rf "$r/var/lib/apt/lists"/*_Packages
 touch "$r/.done"
 mv "$r" "$dir"
-ls -1d "$MFR_CACHE/e2e"/rootfs-* | grep -vxF "$dir" | while read -r old; do rm -rf "$old"; done
+# Older root file systems are dead weight; there may be none (grep exits 1).
+for old in "$MFR_CACHE/e2e"/rootfs-*; do
+	[ "$old" = "$dir" ] || [ ! -d "$old" ] || rm -rf "$old"
+done
 echo "$dir"
