@@ -20,33 +20,42 @@
 void mfr_offline_folio_released(struct folio *folio)
 {
 	struct mfr_event ev = { .cmd = MFR_CMD_FOLIO_PENDING_NTF };
+	unsigned long was_kept = 0;
 
 	__module_get(THIS_MODULE);
 	atomic_long_inc(&mfr_stats.folios_pending);
 	if (mfr_poison_set_folio_state(folio_pfn(folio), folio_nr_pages(folio),
-				       MFR_PAGE_STATE_PENDING, &ev)) {
+				       MFR_PAGE_STATE_PENDING, &ev, &was_kept)) {
 		/* The event names the hugepage, not one of its pages. */
 		ev.offset = round_down(ev.offset, ev.folio_size);
 		mfr_event_send(&ev);
 	}
 }
 
-/* Any context but NMI: called from the hugetlb free path. */
+/*
+ * Any context but NMI: called from the hugetlb free path.  @nr_poisoned is
+ * the kernel's count, which also has pages poisoned while the folio was
+ * on its way to be freed, when no record could be made.
+ */
 void mfr_offline_folio_offlined(unsigned long pfn, unsigned int order,
 				unsigned long nr_poisoned)
 {
 	struct mfr_event ev = { .cmd = MFR_CMD_FOLIO_OFFLINED_NTF };
 	unsigned long nr = 1UL << order;
+	unsigned long was_kept = 0;
+	bool recorded;
 
+	recorded = mfr_poison_set_folio_state(pfn, nr, MFR_PAGE_STATE_OFFLINED,
+					      &ev, &was_kept);
 	atomic_long_dec(&mfr_stats.folios_pending);
 	atomic_long_inc(&mfr_stats.folios_offlined);
-	atomic_long_sub(nr_poisoned, &mfr_stats.raw_pages_kept);
+	atomic_long_sub(was_kept, &mfr_stats.raw_pages_kept);
 	atomic_long_add(nr_poisoned, &mfr_stats.raw_pages_isolated);
 	atomic_long_add(nr - nr_poisoned, &mfr_stats.healthy_pages_returned);
 	pr_info_ratelimited("hugepage at pfn %#lx offlined: %lu poisoned 4 KiB pages isolated, %lu returned\n",
 			    pfn, nr_poisoned, nr - nr_poisoned);
 
-	if (mfr_poison_set_folio_state(pfn, nr, MFR_PAGE_STATE_OFFLINED, &ev)) {
+	if (recorded) {
 		ev.raw_pages_isolated = nr_poisoned;
 		ev.healthy_pages_returned = nr - nr_poisoned;
 		mfr_event_send_deferred(&ev);

@@ -40,8 +40,12 @@ static void mfr_poison_to_event(unsigned long pfn, const struct mfr_poison *p,
 	ev->times_consumed = p->times_consumed;
 }
 
-/* Base page @page of @folio, in memfd inode @ino, is poisoned and kept. */
-int mfr_poison_add(struct folio *folio, struct page *page, unsigned long ino)
+/*
+ * Base page @page of @folio, in memfd inode @ino, is poisoned: a record in
+ * @state (kept, pending for a released folio, fallback past the budget).
+ */
+int mfr_poison_add(struct folio *folio, struct page *page, unsigned long ino,
+		   u32 state)
 {
 	unsigned long pfn = page_to_pfn(page);
 	struct mfr_event ev = { .cmd = MFR_CMD_PAGE_POISONED_NTF };
@@ -54,7 +58,7 @@ int mfr_poison_add(struct folio *folio, struct page *page, unsigned long ino)
 	p->folio_size = folio_size(folio);
 	p->ino = ino;
 	p->offset = ((u64)folio->index + folio_page_idx(folio, page)) << PAGE_SHIFT;
-	p->state = MFR_PAGE_STATE_KEPT;
+	p->state = state;
 
 	xa_lock_irq(&mfr_poison);
 	/* A pfn unpoisoned (hwpoison-inject) and poisoned again: replace. */
@@ -71,6 +75,21 @@ int mfr_poison_add(struct folio *folio, struct page *page, unsigned long ino)
 
 	mfr_event_send(&ev);
 	return 0;
+}
+
+/* The memfd inode recorded for the hugepage at @head_pfn, or 0. */
+unsigned long mfr_poison_folio_ino(unsigned long head_pfn, unsigned long nr)
+{
+	unsigned long pfn, ino = 0;
+	struct mfr_poison *p;
+
+	xa_lock_irq(&mfr_poison);
+	xa_for_each_range(&mfr_poison, pfn, p, head_pfn, head_pfn + nr - 1) {
+		ino = p->ino;
+		break;
+	}
+	xa_unlock_irq(&mfr_poison);
+	return ino;
 }
 
 /*
@@ -124,12 +143,15 @@ void mfr_poison_signalled(unsigned long pfn, struct task_struct *tsk,
 }
 
 /*
- * Move the records of the hugepage of @nr pages at @head_pfn to @state.
- * Any context.  Fills @first from one of them and returns false if the
- * hugepage has none.
+ * Move the records of the hugepage of @nr pages at @head_pfn to @state:
+ * pending (only kept ones: a record past the budget stays fallback until
+ * the hugepage is offlined) or offlined (all).  Any context.  Fills @first
+ * from one of them, adds to @*was_kept how many were kept or pending, and
+ * returns false if the hugepage has no record to move.
  */
 bool mfr_poison_set_folio_state(unsigned long head_pfn, unsigned long nr,
-				u32 state, struct mfr_event *first)
+				u32 state, struct mfr_event *first,
+				unsigned long *was_kept)
 {
 	unsigned long pfn, flags;
 	struct mfr_poison *p;
@@ -137,10 +159,14 @@ bool mfr_poison_set_folio_state(unsigned long head_pfn, unsigned long nr,
 
 	xa_lock_irqsave(&mfr_poison, flags);
 	xa_for_each_range(&mfr_poison, pfn, p, head_pfn, head_pfn + nr - 1) {
-		if (p->state == MFR_PAGE_STATE_FALLBACK)
+		if (p->state == state ||
+		    (p->state == MFR_PAGE_STATE_FALLBACK &&
+		     state != MFR_PAGE_STATE_OFFLINED))
 			continue;
 		if (!found)
 			mfr_poison_to_event(pfn, p, first);
+		if (p->state != MFR_PAGE_STATE_FALLBACK)
+			(*was_kept)++;
 		p->state = state;
 		found = true;
 	}

@@ -272,10 +272,28 @@ static void mfr_budget_exceeded(struct folio *folio, struct page *page,
 	/* A kept hugepage falls back whole: its pages are kept no more. */
 	was_kept = mfr_poison_fall_back(folio_pfn(folio), folio_nr_pages(folio));
 	atomic_long_sub(was_kept, &mfr_stats.raw_pages_kept);
+	/* Still isolated when its hugepage is released: keep a record. */
+	mfr_poison_add(folio, page, m->ino, MFR_PAGE_STATE_FALLBACK);
 	ev.generation = mfr_state_changed();
 	pr_info_ratelimited("memfd inode %lu: pfn %#llx poisoned past its budget of %u pages: hugepage handled the default way\n",
 			    m->ino, ev.pfn, m->budget);
 	mfr_event_send(&ev);
+}
+
+/*
+ * A new poisoned page of a kept folio its memfd released, pending on a pin:
+ * the kernel keeps it whatever we say, a record is all there is to make.
+ */
+static bool mfr_policy_released_page_poisoned(struct folio *folio,
+					      struct page *page)
+{
+	unsigned long ino = mfr_poison_folio_ino(folio_pfn(folio),
+						 folio_nr_pages(folio));
+
+	if (mfr_poison_add(folio, page, ino, MFR_PAGE_STATE_PENDING))
+		return false;
+	atomic_long_inc(&mfr_stats.raw_pages_kept);
+	return true;
 }
 
 /*
@@ -287,6 +305,9 @@ bool mfr_policy_page_poisoned(struct folio *folio, struct page *page)
 	struct address_space *mapping = folio_mapping(folio);
 	unsigned long ino;
 	struct mfr_memfd *m;
+
+	if (!mapping)
+		return mfr_policy_released_page_poisoned(folio, page);
 
 	mutex_lock(&mfr_memfds_lock);
 	m = mfr_memfd_find(mapping);
@@ -308,7 +329,7 @@ bool mfr_policy_page_poisoned(struct folio *folio, struct page *page)
 	mutex_unlock(&mfr_memfds_lock);
 
 	/* Without a record it could not be accounted: do not keep it. */
-	if (mfr_poison_add(folio, page, ino))
+	if (mfr_poison_add(folio, page, ino, MFR_PAGE_STATE_KEPT))
 		return false;
 	atomic_long_inc(&mfr_stats.raw_pages_kept);
 	pr_info_ratelimited("memfd inode %lu: pfn %#lx poisoned, its %lu KiB page stays mapped\n",

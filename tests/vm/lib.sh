@@ -34,6 +34,38 @@ status_attr() {
 
 module_loaded() { [ -d /sys/module/mfr ]; }
 
+# The pool's counters agree: vm.nr_hugepages (the default size's pool
+# size) with HugePages_Total, and for every size the pool and its surplus
+# with the sums over the nodes.  Prints what disagrees.
+pool_consistent() {
+	local bad=0 sz dir total surp nodes_total nodes_surp
+	total=$(awk '/^HugePages_Total:/ {print $2}' /proc/meminfo)
+	if [ "$(cat /proc/sys/vm/nr_hugepages)" != "$total" ]; then
+		echo "vm.nr_hugepages $(cat /proc/sys/vm/nr_hugepages) != HugePages_Total $total"
+		bad=1
+	fi
+	for dir in /sys/kernel/mm/hugepages/hugepages-*; do
+		sz=${dir##*/}
+		total=$(cat "$dir/nr_hugepages")
+		surp=$(cat "$dir/surplus_hugepages")
+		nodes_total=$(cat /sys/devices/system/node/node*/hugepages/"$sz"/nr_hugepages | awk '{ s += $1 } END { print s }')
+		nodes_surp=$(cat /sys/devices/system/node/node*/hugepages/"$sz"/surplus_hugepages | awk '{ s += $1 } END { print s }')
+		if [ "$total" != "$nodes_total" ] || [ "$surp" != "$nodes_surp" ]; then
+			echo "$sz: pool $total surplus $surp, nodes $nodes_total surplus $nodes_surp"
+			bad=1
+		fi
+	done
+	return $bad
+}
+
+# The hugepage size (2M or 1G) to sysfs directory name.
+hugepages_dir() {
+	case $1 in
+	2M) echo /sys/kernel/mm/hugepages/hugepages-2048kB ;;
+	1G) echo /sys/kernel/mm/hugepages/hugepages-1048576kB ;;
+	esac
+}
+
 # keep_scenario SIZE NPAGES INJECT RELEASE: run keep_hwpoison (see
 # tests/helpers/keep_hwpoison.c) with the module's view checked while the
 # memfd lives (counters, unload refused) and after the release.
@@ -48,4 +80,5 @@ keep_scenario() {
 		"$release" "cd $PWD && $hold"
 	check "status after release" ./expect-status memfds-kept=0 raw-pages-kept=0 \
 		folios-pending=0 folios-offlined=$((before + 1))
+	check "pool counters agree after release" pool_consistent
 }

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * kept_lifecycle: a kept hugepage ends offlined, whatever happens to it
+ * after its first error.  TAP lines; exit 1 on a failed check, 2 on a
+ * failed setup.
+ *
+ *   kept_lifecycle pinned SIZE close|race CMD_PENDING
+ *     An io_uring fixed buffer holds a kept hugepage.  Page A is poisoned
+ *     (MADV_HWPOISON), the memfd closed, and page B poisoned (corrupt-pfn,
+ *     the asynchronous path) after the close ("close") or while it runs
+ *     ("race").  While pinned the hugepage is pending and unpoison-pfn of
+ *     A, B and the head is refused; CMD_PENDING runs then.  After the
+ *     unpin: A and B HWPOISON and not in the buddy allocator, no other
+ *     page of the hugepage poisoned, most of them free, the pool one
+ *     lower.
+ *   kept_lifecycle unpoison SIZE
+ *     unpoison-pfn of the poisoned page, of the head and of a healthy page
+ *     of a kept hugepage is refused with EBUSY and changes nothing.
+ *   kept_lifecycle release SIZE CMD_RELEASED
+ *     Keep a hugepage with one page poisoned (MADV_HWPOISON) and close the
+ *     memfd; CMD_RELEASED runs right after (a test that makes the dissolve
+ *     fail and then succeed).  Then, within 60 s, the hugepage is
+ *     offlined as above.
+ *
+ * SIZE is 2M or 1G; the memfd holds one hugepage.
+ */
+#include <errno.h>
+#include <linux/io_uring.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#include "check.h"
+#include "hwpoison.h"
+#include "meminfo.h"
+
+#define KPF_COMPOUND_HEAD 15
+#define KPF_HUGE 17
+
+static unsigned long hp;
+static const char *pool;	/* sysfs nr_hugepages of the size */
+
+static long nr_hugepages(void)
+{
+	return read_long_file(pool);
+}
+
+static void *madvise_poison(void *addr)
+{
+	struct sigbus_record rec;
+
+	SIGBUS_TRY(rec, madvise(addr, 4096, MADV_HWPOISON));
+	return (void *)(long)(rec.got && rec.addr == addr && rec.lsb == 12);
+}
+
+static void *corrupt_thread(void *pfn)
+{
+	corrupt_pfn(*(uint64_t *)pfn);
+	return NULL;
+}
+
+/* Write @pfn to unpoison-pfn; returns the errno (0 if it was accepted). */
+static int unpoison_pfn(uint64_t pfn)
+{
+	char buf[32];
+	int fd = open("/sys/kernel/debug/hwpoison/unpoison-pfn", O_WRONLY);
+	int n = snprintf(buf, sizeof(buf), "%#llx\n", (unsigned long long)pfn);
+	int err = 0;
+
+	if (fd < 0) {
+		perror("unpoison-pfn");
+		exit(2);
+	}
+	if (write(fd, buf, n) != n)
+		err = errno;
+	close(fd);
+	return err;
+}
+
+static void expect_unpoison_refused(const char *what, uint64_t pfn)
+{
+	uint64_t before = kpageflags(pfn);
+	int err = unpoison_pfn(pfn);
+
+	CHECK(err == EBUSY && kpageflags(pfn) == before,
+	      "unpoison-pfn of %s (pfn %#llx) refused with EBUSY, flags unchanged (%s)",
+	      what, (unsigned long long)pfn, strerror(err));
+}
+
+/* A kept hugepage of @name, faulted in and filled. */
+static char *kept_hugepage(const char *name, int *fd)
+{
+	char *base;
+
+	*fd = memfd_create(name, MFD_HUGETLB | MFD_MF_KEEP_UE_MAPPED |
+			  (__builtin_ctzl(hp) << MFD_HUGE_SHIFT));
+	if (*fd < 0 || ftruncate(*fd, hp)) {
+		perror("memfd_create/ftruncate");
+		exit(2);
+	}
+	base = mmap(NULL, hp, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (base == MAP_FAILED) {
+		perror("mmap");
+		exit(2);
+	}
+	memset(base, 0x5a, hp);
+	return base;
+}
+
+static void poison_by_madvise(char *addr)
+{
+	pthread_t t;
+	void *ok;
+
+	pthread_create(&t, NULL, madvise_poison, addr);
+	pthread_join(t, &ok);
+	CHECK(ok, "MADV_HWPOISON at %p: page-sized SIGBUS at that address", addr);
+}
+
+/*
+ * Wait for the hugepage at @head to be dissolved, then check its pages:
+ * exactly @bad[0..nbad) poisoned and out of the buddy allocator.
+ */
+static void expect_offlined(uint64_t head, const uint64_t *bad, int nbad)
+{
+	unsigned long nr = hp / 4096, poisoned = 0, buddy = 0;
+	uint64_t *flags = calloc(nr, sizeof(*flags));
+	int fd, i;
+
+	for (i = 0; i < 600 && (kpageflags(head) & (1ULL << KPF_HUGE)); i++)
+		usleep(100000);
+	CHECK(!(kpageflags(head) & (1ULL << KPF_HUGE)),
+	      "the hugepage at pfn %#llx was dissolved (%d.%d s)",
+	      (unsigned long long)head, i / 10, i % 10);
+
+	fd = open("/proc/kpageflags", O_RDONLY);
+	if (!flags || fd < 0 ||
+	    pread(fd, flags, nr * 8, head * 8) != (ssize_t)(nr * 8)) {
+		perror("/proc/kpageflags");
+		exit(2);
+	}
+	close(fd);
+	for (unsigned long j = 0; j < nr; j++) {
+		poisoned += !!(flags[j] & (1ULL << KPF_HWPOISON));
+		buddy += !!(flags[j] & (1ULL << KPF_BUDDY));
+	}
+	for (i = 0; i < nbad; i++) {
+		uint64_t f = flags[bad[i] - head];
+
+		CHECK((f & (1ULL << KPF_HWPOISON)) && !(f & (1ULL << KPF_BUDDY)),
+		      "poisoned pfn %#llx is HWPOISON and not in the buddy allocator",
+		      (unsigned long long)bad[i]);
+	}
+	CHECK(poisoned == (unsigned long)nbad,
+	      "no other page of the hugepage is poisoned (%lu HWPOISON)", poisoned);
+	/* Freed as buddy blocks: only the first page of each is BUDDY. */
+	CHECK(buddy > 0, "its healthy pages went back to the page allocator (%lu buddy heads)",
+	      buddy);
+	free(flags);
+}
+
+static int mode_pinned(int race, const char *cmd_pending)
+{
+	struct io_uring_params p = { 0 };
+	long nr_before = nr_hugepages();
+	uint64_t head, pfn_a, pfn_b, bad[2];
+	unsigned long off_b = hp / 2 + 0x3000;
+	struct iovec iov;
+	pthread_t t;
+	int fd, ring;
+	char *base;
+
+	base = kept_hugepage("guest-ram-pinned", &fd);
+	head = pfn_of(base);
+	pfn_a = pfn_of(base + 0x7000);
+	pfn_b = pfn_of(base + off_b);
+	poison_by_madvise(base + 0x7000);
+	expect_unpoison_refused("page A of a kept hugepage", pfn_a);
+
+	ring = syscall(__NR_io_uring_setup, 4, &p);
+	if (ring < 0) {
+		perror("io_uring_setup");
+		return 2;
+	}
+	iov.iov_base = base;
+	iov.iov_len = hp;
+	CHECK(!syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS, &iov, 1),
+	      "the kept hugepage is registered as an io_uring fixed buffer (%s)",
+	      strerror(errno));
+
+	munmap(base, hp);
+	if (race)
+		pthread_create(&t, NULL, corrupt_thread, &pfn_b);
+	close(fd);
+	if (race)
+		pthread_join(t, NULL);
+	else
+		corrupt_pfn(pfn_b);
+	CHECK(kpageflags(head) & (1ULL << KPF_HUGE),
+	      "memfd closed, %s: the pinned hugepage is not dissolved",
+	      race ? "page B poisoned during the close" : "then page B poisoned");
+	CHECK(nr_hugepages() == nr_before - 1,
+	      "it left the pool (nr_hugepages %ld -> %ld)", nr_before, nr_hugepages());
+	expect_unpoison_refused("page A of a pending hugepage", pfn_a);
+	expect_unpoison_refused("page B of a pending hugepage", pfn_b);
+	expect_unpoison_refused("the head of a pending hugepage", head);
+	CHECK(system(cmd_pending) == 0, "while pinned: %s", cmd_pending);
+
+	CHECK(!syscall(__NR_io_uring_register, ring, IORING_UNREGISTER_BUFFERS, NULL, 0),
+	      "unregister the fixed buffer");
+	close(ring);
+	bad[0] = pfn_a;
+	bad[1] = pfn_b;
+	expect_offlined(head, bad, 2);
+	CHECK(nr_hugepages() == nr_before - 1, "the pool stays one lower");
+	return check_exit_status();
+}
+
+static int mode_unpoison(void)
+{
+	long pool_before, hwc;
+	uint64_t head, pfn;
+	char *base;
+	int fd;
+
+	base = kept_hugepage("guest-ram-unpoison", &fd);
+	head = pfn_of(base);
+	pfn = pfn_of(base + 0x5000);
+	poison_by_madvise(base + 0x5000);
+	pool_before = nr_hugepages();
+	hwc = meminfo("HardwareCorrupted");
+	expect_unpoison_refused("the poisoned page", pfn);
+	expect_unpoison_refused("the head", head);
+	expect_unpoison_refused("a healthy page", pfn_of(base + 0x9000));
+	CHECK(base[0x9000] == 0x5a && base[0x4fff] == 0x5a,
+	      "the hugepage is still mapped and readable");
+	CHECK(nr_hugepages() == pool_before && meminfo("HardwareCorrupted") == hwc,
+	      "the pool and HardwareCorrupted are unchanged");
+	munmap(base, hp);
+	close(fd);
+	expect_offlined(head, &pfn, 1);
+	return check_exit_status();
+}
+
+static int mode_release(const char *cmd_released)
+{
+	long nr_before = nr_hugepages();
+	uint64_t head, pfn;
+	char *base;
+	int fd;
+
+	base = kept_hugepage("guest-ram-release", &fd);
+	head = pfn_of(base);
+	pfn = pfn_of(base + 0x3000);
+	poison_by_madvise(base + 0x3000);
+	munmap(base, hp);
+	close(fd);
+	CHECK(nr_hugepages() == nr_before - 1,
+	      "closed: the hugepage left the pool (%ld -> %ld)", nr_before,
+	      nr_hugepages());
+	CHECK(system(cmd_released) == 0, "after the close: %s", cmd_released);
+	expect_offlined(head, &pfn, 1);
+	return check_exit_status();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3)
+		return 2;
+	if (!strcmp(argv[2], "2M")) {
+		hp = 2UL << 20;
+		pool = "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages";
+	} else if (!strcmp(argv[2], "1G")) {
+		hp = 1UL << 30;
+		pool = "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages";
+	} else {
+		return 2;
+	}
+	sigbus_install();
+
+	if (!strcmp(argv[1], "pinned") && argc == 5)
+		return mode_pinned(!strcmp(argv[3], "race"), argv[4]);
+	if (!strcmp(argv[1], "unpoison") && argc == 3)
+		return mode_unpoison();
+	if (!strcmp(argv[1], "release") && argc == 4)
+		return mode_release(argv[3]);
+	fprintf(stderr, "usage: see the comment at the top of %s\n", __FILE__);
+	return 2;
+}

@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# 1 GiB pages allocated at run time from a hugetlb CMA area (hugetlb_cma=),
+# with init_on_free=1: a kept hugepage is released with the same
+# accounting as a memblock one (MemFree grows by 1 GiB - 4 KiB), its
+# poisoned page is never written to nor allocated again, also once the pool
+# is grown back from CMA, and the module unloads.
+. ./lib.sh
+pool=$(hugepages_dir 1G)/nr_hugepages
+meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
+
+check "no 1 GiB page before the test" test "$(cat "$pool")" = 0
+cma0=$(meminfo CmaFree)
+echo 2 >"$pool"
+cma1=$(meminfo CmaFree)
+check "2 x 1 GiB pages allocated at run time" test "$(cat "$pool")" = 2
+check "they came out of CmaFree ($cma0 -> $cma1 kB)" test $((cma0 - cma1)) -ge $((2 << 20))
+
+offlined=$(./status-value folios-offlined)
+out=$(mktemp)
+free0=$(meminfo MemFree)
+check "keep, poison one page, release" \
+	bash -c "'$MFR_ROOT/build/helpers/kept_lifecycle' release 1G true >$out"
+cat "$out"
+free1=$(meminfo MemFree)
+pfn=$(grep -o 'poisoned pfn 0x[0-9a-f]*' "$out" | head -n 1 | awk '{ print $3 }')
+grown=$((free1 - free0))
+check "MemFree grew by 1 GiB - 4 KiB ($grown kB, want 1048572 +- 8 MiB)" \
+	test "$grown" -ge $((1048572 - 8192)) -a "$grown" -le $((1048572 + 8192))
+check "status: offlined" ./expect-status folios-pending=0 raw-pages-kept=0 \
+	folios-offlined=$((offlined + 1))
+check "pool counters agree" pool_consistent
+
+echo 2 >"$pool"
+check "the pool grows back to 2 from CMA" test "$(cat "$pool")" = 2
+flags=$(printf '%d' "0x$(od -An -tx8 -j $((pfn * 8)) -N8 /proc/kpageflags | tr -d ' ')")
+check "pfn $pfn still HWPOISON, not BUDDY, not in a hugepage" \
+	test $(((flags >> 19) & 1)) = 1 -a $(((flags >> 10) & 1)) = 0 -a $(((flags >> 17) & 1)) = 0
+echo 0 >"$pool"
+check "pool counters agree after the shrink" pool_consistent
+check "rmmod succeeds" rmmod mfr
+insmod "$MFR_ROOT/module/mfr.ko"
+rm -f "$out"
+finish

@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# HVO on: when the vmemmap of a released kept hugepage cannot be restored,
+# the hugepage stays pending, out of the pool, and is never freed whole;
+# once allocations succeed again a retry offlines it with the usual
+# accounting.  The failure is injected with fail_page_alloc, filtered to
+# the vmemmap restore's own allocations.
+. ./lib.sh
+fail=/sys/kernel/debug/fail_page_alloc
+check "HVO is on in this boot" test "$(cat /proc/sys/vm/hugetlb_optimize_vmemmap)" = 1
+
+# The range of the function that allocates the restored vmemmap pages
+# (whichever of them the compiler kept out of line).
+restore_range() {
+	sort /proc/kallsyms | awk '
+		found { print start, $1; exit }
+		$3 == "alloc_vmemmap_page_list" || $3 == "vmemmap_remap_alloc" ||
+		$3 == "__hugetlb_vmemmap_restore_folio" { found = 1; start = $1 }'
+}
+read -r start end < <(restore_range)
+check "found the vmemmap restore in kallsyms ($start-$end)" test -n "$end"
+
+inject_on() {
+	echo 0 >$fail/verbose &&
+		echo 0 >$fail/ignore-gfp-wait &&
+		echo 0 >$fail/min-order &&
+		echo "0x$start" >$fail/require-start &&
+		echo "0x$end" >$fail/require-end &&
+		echo 100 >$fail/probability &&
+		echo -1 >$fail/times
+}
+check "fail_page_alloc armed for the vmemmap restore only" inject_on
+
+offlined=$(./status-value folios-offlined)
+isolated=$(./status-value raw-pages-isolated)
+returned=$(./status-value healthy-pages-returned)
+failed_before=$(dmesg | grep -c 'cannot restore the vmemmap of poisoned hugepage')
+# While the restore fails: pending, out of the pool, counters agree; then
+# let allocations succeed and expect the offline.
+while_failing="sleep 3 && cd $PWD &&
+	test \$(dmesg | grep -c 'cannot restore the vmemmap of poisoned hugepage') -gt $failed_before &&
+	./expect-status folios-pending=1 raw-pages-kept=1 folios-offlined=$offlined &&
+	./pool-consistent && echo 0 >$fail/probability"
+check "release with the vmemmap restore failing, then succeeding" \
+	"$MFR_ROOT/build/helpers/kept_lifecycle" release 2M "$while_failing"
+echo 0 >$fail/probability
+check "status: offlined as usual" ./expect-status folios-pending=0 raw-pages-kept=0 \
+	folios-offlined=$((offlined + 1)) raw-pages-isolated=$((isolated + 1)) \
+	healthy-pages-returned=$((returned + 511))
+check "pool counters agree" pool_consistent
+finish
