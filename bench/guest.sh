@@ -22,11 +22,15 @@ BENCH_PARTS=${BENCH_PARTS:-p1 p2 p3 p4 p5}
 BENCH_P1_SIZES=${BENCH_P1_SIZES:-2M 1G}
 part() { [[ " $BENCH_PARTS " == *" $1 "* ]]; }
 
+# Which boot of this kernel this is (bench/run.sh boots each several times
+# for P2, whose fork loop moves with the state of a boot).
+BENCH_BOOT=${BENCH_BOOT:-0}
+
 # emit CONFIG COMMAND...: the command's result lines, labelled.
 emit() {
 	local config=$1
 	shift
-	"$@" | sed "s/^/kernel=$role config=$config /" | tee -a "$out"
+	"$@" | sed "s/^/kernel=$role config=$config boot=$BENCH_BOOT /" | tee -a "$out"
 }
 
 # One instance, then two: the VMs have one vCPU (see run.sh), so the
@@ -75,10 +79,22 @@ if [ "$role" = stock ]; then
 	exit 0
 fi
 
-part p2 && p2 hooks
-insmod "$MFR_MODULE"
-part p2 && p2 module
-part p2 && p2 keep keep
+# P2's configurations of this kernel in alternating order from boot to
+# boot: module loaded first in odd boots, so that neither is always
+# measured on the fresher boot.
+if part p2 && [ $((BENCH_BOOT % 2)) = 1 ]; then
+	insmod "$MFR_MODULE"
+	p2 module
+	p2 keep keep
+	rmmod mfr
+	p2 hooks
+	insmod "$MFR_MODULE"
+else
+	part p2 && p2 hooks
+	insmod "$MFR_MODULE"
+	part p2 && p2 module
+	part p2 && p2 keep keep
+fi
 part p1 && p1 module default
 part p1 && p1 keep keep
 

@@ -110,9 +110,11 @@ def p1_section(rows, out):
 
 def p2_section(rows, out):
     out.append("## P2: hook cost on hugetlb's fault and fork paths\n")
-    out.append("Rates per second of guest clock (1 ns per guest instruction), median "
-               "of the runs after the first, spread in brackets; the ratio is to the "
-               "kernel without the series in the same run.  *fault*: map a shared "
+    out.append("Rates per second of guest clock (1 ns per guest instruction): in "
+               "each boot the median of the runs after the first; over the boots "
+               "(several per kernel, the configurations of the series' kernel in "
+               "alternating order) the median of those medians, their spread in "
+               "brackets; the ratio is to the kernel without the series.  *fault*: map a shared "
                "hugetlb area, write-fault its 8 hugepages, unmap; *fork*: map, "
                "write-fault 2 hugepages, fork, the child exits; *+both*: the two "
                "loops side by side.  One instance of each, then two: the VMs have "
@@ -121,11 +123,18 @@ def p2_section(rows, out):
                "sleeping on an idle vCPU sometimes never woke; the second figure is "
                "two loops sharing that vCPU.  On bare metal, run "
                "`p2_hugetlb_faults fault|fork|both $(nproc) SECONDS RUNS` for one per CPU.\n")
-    data = {}
+    # (workload, instances, config) -> {boot: [rates]}; a boot's state moves
+    # the fork loop by a few per cent, so each boot gives one median.
+    per_boot = {}
     for r in rows:
         if r.get("bench") != "p2" or r["run"] == "0":
             continue
-        data.setdefault((r["workload"], r["instances"], r["config"]), []).append(float(r["rate"]))
+        per_boot.setdefault((r["workload"], r["instances"], r["config"]), {}) \
+            .setdefault(r.get("boot", "0"), []).append(float(r["rate"]))
+    data = {k: [statistics.median(v) for _, v in sorted(boots.items())]
+            for k, boots in per_boot.items()}
+    nboots = max((len(v) for v in data.values()), default=0)
+    out.append(f"Boots per kernel: {nboots}.\n")
     keys = sorted({(w, n) for (w, n, _) in data})
     out.append("| workload | instances | " + " | ".join(d for _, d in P2_CONFIGS) + " |")
     out.append("|---|---|" + "---|" * len(P2_CONFIGS))
@@ -159,19 +168,20 @@ def p2_section(rows, out):
 
     # The module's own cost, inside one boot: against the same kernel
     # before mfr.ko was loaded.  Free of whatever differs between boots.
-    out.append("The module's own cost, measured in one boot against the same kernel "
-               "before `mfr.ko` was loaded:\n")
+    out.append("The module's own cost, measured in each boot against the same kernel "
+               "without `mfr.ko` loaded (median over the boots):\n")
     out.append("| workload | instances | mfr.ko loaded | mfr.ko loaded, memfd opted in |")
     out.append("|---|---|---|---|")
     for w, n in keys:
-        hooks = data.get((w, n, "hooks"))
+        hooks = per_boot.get((w, n, "hooks"))
         if not hooks:
             continue
-        hm = med_spread(hooks)[0]
         cells = []
         for c in ("module", "keep"):
-            v = data.get((w, n, c))
-            cells.append(f"{med_spread(v)[0] / hm:.4f}" if v else "–")
+            v = per_boot.get((w, n, c), {})
+            ratios = [statistics.median(v[b]) / statistics.median(hooks[b])
+                      for b in sorted(v) if b in hooks]
+            cells.append(f"{statistics.median(ratios):.4f}" if ratios else "–")
         out.append(f"| {w} | {n} | " + " | ".join(cells) + " |")
     out.append("")
 

@@ -11,6 +11,11 @@ helpers=$MFR_ROOT/build/helpers
 
 check "the vCPU is GenuineIntel (AuthenticAMD panics on any UC error)" \
 	grep -q 'vendor_id.*GenuineIntel' /proc/cpuinfo
+case $(cat /proc/cmdline) in
+*init_on_free=1*)
+	check "init_on_free is on: releasing after a machine check must not write the poisoned pages" \
+		grep -q 'mem auto-init:.*free:on' <(dmesg) ;;
+esac
 
 # pfn_record PFN: that pfn's poison-get record as "state times-consumed".
 pfn_record() {
