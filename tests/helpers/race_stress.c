@@ -143,14 +143,14 @@ static void bus_handler(int sig, siginfo_t *si, void *uc)
 	} while (0)
 
 /* One BUS_TRY per function: nothing of the caller lives across a jump. */
-static struct sigbus_record try_touch(volatile uint64_t *p, int write)
+static struct sigbus_record try_touch(volatile uint64_t *p, int store)
 {
 	struct sigbus_record rec;
 
 	BUS_TRY(rec, {
 		uint64_t v = *p;
 
-		if (write)
+		if (store)
 			*p = v + 1;
 	});
 	return rec;
@@ -327,9 +327,9 @@ static void step_truncate(struct activity *a)
 	nap(1);
 }
 
-/* Child exit status: these bits, or one of the failures below. */
-#define CHILD_SIGBUS	1
-#define CHILD_EOF	2
+/* Child exit status: these bits (not 1: bus_handler's), or a failure. */
+#define CHILD_SIGBUS	2
+#define CHILD_EOF	4
 #define CHILD_BAD	64
 #define CHILD_NOMAP	65
 
