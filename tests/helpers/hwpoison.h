@@ -67,7 +67,8 @@ static inline void sigbus_install(void)
 		(rec) = sigbus_last;					\
 	} while (0)
 
-static inline uint64_t pfn_of(void *addr)
+/* The page frame behind @addr, or 0 if no page is present there. */
+static inline uint64_t pfn_present(void *addr)
 {
 	uint64_t ent = 0;
 	int fd = open("/proc/self/pagemap", O_RDONLY);
@@ -77,11 +78,19 @@ static inline uint64_t pfn_of(void *addr)
 		exit(2);
 	}
 	close(fd);
-	if (!(ent & (1ULL << 63))) {
+	return (ent & (1ULL << 63)) ? ent & ((1ULL << 55) - 1) : 0;
+}
+
+/* The page frame behind @addr, which must be present. */
+static inline uint64_t pfn_of(void *addr)
+{
+	uint64_t pfn = pfn_present(addr);
+
+	if (!pfn) {
 		fprintf(stderr, "%p not present\n", addr);
 		exit(2);
 	}
-	return ent & ((1ULL << 55) - 1);
+	return pfn;
 }
 
 static inline uint64_t kpageflags(uint64_t pfn)

@@ -117,6 +117,18 @@ static void poison_by_madvise(char *addr)
 	CHECK(ok, "MADV_HWPOISON at %p: page-sized SIGBUS at that address", addr);
 }
 
+/* A kept hugepage with its page at @off poisoned; its head and that pfn. */
+static char *kept_poisoned_hugepage(const char *name, unsigned long off,
+				    int *fd, uint64_t *head, uint64_t *pfn)
+{
+	char *base = kept_hugepage(name, fd);
+
+	*head = pfn_of(base);
+	*pfn = pfn_of(base + off);
+	poison_by_madvise(base + off);
+	return base;
+}
+
 /*
  * Wait for the hugepage at @head to be dissolved, then check its pages:
  * exactly @bad[0..nbad) poisoned and out of the buddy allocator.
@@ -225,10 +237,7 @@ static int mode_unpoison(void)
 	char *base;
 	int fd;
 
-	base = kept_hugepage("guest-ram-unpoison", &fd);
-	head = pfn_of(base);
-	pfn = pfn_of(base + 0x5000);
-	poison_by_madvise(base + 0x5000);
+	base = kept_poisoned_hugepage("guest-ram-unpoison", 0x5000, &fd, &head, &pfn);
 	pool_before = nr_hugepages();
 	hwc = meminfo("HardwareCorrupted");
 	expect_unpoison_refused("the poisoned page", pfn);
@@ -251,10 +260,7 @@ static int mode_release(const char *cmd_released)
 	char *base;
 	int fd;
 
-	base = kept_hugepage("guest-ram-release", &fd);
-	head = pfn_of(base);
-	pfn = pfn_of(base + 0x3000);
-	poison_by_madvise(base + 0x3000);
+	base = kept_poisoned_hugepage("guest-ram-release", 0x3000, &fd, &head, &pfn);
 	munmap(base, hp);
 	close(fd);
 	CHECK(nr_hugepages() == nr_before - 1,

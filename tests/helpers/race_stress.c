@@ -252,20 +252,6 @@ static char *map_memfd(struct activity *a, struct memfd *m, unsigned long idx,
 	return p;
 }
 
-/* pfn_of() exits when the page is not present; here that is a skip. */
-static uint64_t pfn_present(void *addr)
-{
-	uint64_t ent = 0;
-	int fd = open("/proc/self/pagemap", O_RDONLY);
-
-	if (fd < 0 || pread(fd, &ent, 8, (uintptr_t)addr / 4096 * 8) != 8) {
-		perror("/proc/self/pagemap");
-		exit(2);
-	}
-	close(fd);
-	return (ent & (1ULL << 63)) ? ent & ((1ULL << 55) - 1) : 0;
-}
-
 static void step_fault(struct activity *a)
 {
 	struct memfd *m = pick_memfd(a);
