@@ -16,11 +16,11 @@
  *   kept_lifecycle unpoison SIZE
  *     unpoison-pfn of the poisoned page, of the head and of a healthy page
  *     of a kept hugepage is refused with EBUSY and changes nothing.
- *   kept_lifecycle release SIZE CMD_RELEASED
- *     Keep a hugepage with one page poisoned (MADV_HWPOISON) and close the
- *     memfd; CMD_RELEASED runs right after (a test that makes the dissolve
- *     fail and then succeed).  Then, within 60 s, the hugepage is
- *     offlined as above.
+ *   kept_lifecycle release SIZE CMD_BEFORE CMD_RELEASED
+ *     Keep a hugepage with one page poisoned (MADV_HWPOISON), run
+ *     CMD_BEFORE, close the memfd and run CMD_RELEASED (a test that makes
+ *     the dissolve fail, then succeed).  Then, within 60 s, the hugepage
+ *     is offlined as above.
  *
  * SIZE is 2M or 1G; the memfd holds one hugepage.
  */
@@ -253,7 +253,7 @@ static int mode_unpoison(void)
 	return check_exit_status();
 }
 
-static int mode_release(const char *cmd_released)
+static int mode_release(const char *cmd_before, const char *cmd_released)
 {
 	long nr_before = nr_hugepages();
 	uint64_t head, pfn;
@@ -262,6 +262,7 @@ static int mode_release(const char *cmd_released)
 
 	base = kept_poisoned_hugepage("guest-ram-release", 0x3000, &fd, &head, &pfn);
 	munmap(base, hp);
+	CHECK(system(cmd_before) == 0, "before the close: %s", cmd_before);
 	close(fd);
 	CHECK(nr_hugepages() == nr_before - 1,
 	      "closed: the hugepage left the pool (%ld -> %ld)", nr_before,
@@ -290,8 +291,8 @@ int main(int argc, char **argv)
 		return mode_pinned(!strcmp(argv[3], "race"), argv[4]);
 	if (!strcmp(argv[1], "unpoison") && argc == 3)
 		return mode_unpoison();
-	if (!strcmp(argv[1], "release") && argc == 4)
-		return mode_release(argv[3]);
+	if (!strcmp(argv[1], "release") && argc == 5)
+		return mode_release(argv[3], argv[4]);
 	fprintf(stderr, "usage: see the comment at the top of %s\n", __FILE__);
 	return 2;
 }

@@ -60,7 +60,7 @@ esac
 case $cmdline in
 *hugetlb_cma=*)
 	cma=$(awk '/^CmaTotal:/ { print $2 }' /proc/meminfo)
-	check "a hugetlb CMA area was reserved (CmaTotal $cma kB)" test "$cma" -ge $((3 << 20)) ;;
+	check "a hugetlb CMA area was reserved (CmaTotal $cma kB)" test "$cma" -ge $((2 << 20)) ;;
 esac
 
 check "pool counters agree" pool_consistent

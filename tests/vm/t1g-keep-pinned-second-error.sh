@@ -4,6 +4,7 @@
 # unpinned.
 . ./lib.sh
 modprobe hwpoison_inject
+check "a free 1 GiB page" one_free_1g_page
 isolated=$(./status-value raw-pages-isolated)
 returned=$(./status-value healthy-pages-returned)
 check "second error while pinned, racing the close" \

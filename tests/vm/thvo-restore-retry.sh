@@ -19,16 +19,12 @@ restore_range() {
 read -r start end < <(restore_range)
 check "found the vmemmap restore in kallsyms ($start-$end)" test -n "$end"
 
-inject_on() {
-	echo 0 >$fail/verbose &&
-		echo 0 >$fail/ignore-gfp-wait &&
-		echo 0 >$fail/min-order &&
-		echo "0x$start" >$fail/require-start &&
-		echo "0x$end" >$fail/require-end &&
-		echo 100 >$fail/probability &&
-		echo -1 >$fail/times
-}
-check "fail_page_alloc armed for the vmemmap restore only" inject_on
+# fail_page_alloc for the vmemmap restore only; armed right before the
+# close, since every allocation walks its stack while it is armed.
+arm="echo 0 >$fail/verbose && echo 0 >$fail/ignore-gfp-wait &&
+	echo 0 >$fail/min-order && echo 0x$start >$fail/require-start &&
+	echo 0x$end >$fail/require-end && echo 100 >$fail/probability &&
+	echo -1 >$fail/times"
 
 offlined=$(./status-value folios-offlined)
 isolated=$(./status-value raw-pages-isolated)
@@ -36,12 +32,14 @@ returned=$(./status-value healthy-pages-returned)
 failed_before=$(dmesg | grep -c 'cannot restore the vmemmap of poisoned hugepage')
 # While the restore fails: pending, out of the pool, counters agree; then
 # let allocations succeed and expect the offline.
-while_failing="sleep 3 && cd $PWD &&
+while_failing="sleep 2; cd $PWD &&
 	test \$(dmesg | grep -c 'cannot restore the vmemmap of poisoned hugepage') -gt $failed_before &&
 	./expect-status folios-pending=1 raw-pages-kept=1 folios-offlined=$offlined &&
-	./pool-consistent && echo 0 >$fail/probability"
+	./pool-consistent; rc=\$?; echo 0 >$fail/probability; exit \$rc"
+# Armed only around the close: every allocation walks its stack meanwhile.
 check "release with the vmemmap restore failing, then succeeding" \
-	"$MFR_ROOT/build/helpers/kept_lifecycle" release 2M "$while_failing"
+	"$MFR_ROOT/build/helpers/kept_lifecycle" release 2M \
+	"$arm" "$while_failing"
 echo 0 >$fail/probability
 check "status: offlined as usual" ./expect-status folios-pending=0 raw-pages-kept=0 \
 	folios-offlined=$((offlined + 1)) raw-pages-isolated=$((isolated + 1)) \
