@@ -13,7 +13,9 @@ cma0=$(meminfo CmaFree)
 echo 1 >"$pool"
 cma1=$(meminfo CmaFree)
 check "a 1 GiB page allocated at run time" test "$(cat "$pool")" = 1
-check "it came out of CmaFree ($cma0 -> $cma1 kB)" test $((cma0 - cma1)) -ge $((1 << 20))
+# Less than 1 GiB may leave CmaFree: pages movable allocations held in the
+# range were migrated out of it, not taken from the free ones.
+check "it came out of CmaFree ($cma0 -> $cma1 kB)" test $((cma0 - cma1)) -ge $(((1 << 20) - (64 << 10)))
 
 offlined=$(./status-value folios-offlined)
 out=$(mktemp)
@@ -34,7 +36,7 @@ cma2=$(meminfo CmaFree)
 echo 1 >"$pool"
 check "the pool grows back to 1 from CMA" test "$(cat "$pool")" = 1
 check "that page came out of CmaFree too ($cma2 -> $(meminfo CmaFree) kB)" \
-	test $((cma2 - $(meminfo CmaFree))) -ge $((1 << 20))
+	test $((cma2 - $(meminfo CmaFree))) -ge $(((1 << 20) - (64 << 10)))
 flags=$(printf '%d' "0x$(od -An -tx8 -j $((pfn * 8)) -N8 /proc/kpageflags | tr -d ' ')")
 check "pfn $pfn still HWPOISON, not BUDDY, not in a hugepage" \
 	test $(((flags >> 19) & 1)) = 1 -a $(((flags >> 10) & 1)) = 0 -a $(((flags >> 17) & 1)) = 0
