@@ -77,7 +77,7 @@ bench_boot() {
 # few per cent with the state of a boot: the report takes the median of
 # the boots' medians.
 bench_boot 0 "${BENCH_PARTS:-p1 p2 p3 p4 p5}" || exit 1
-for boot in $(seq 1 $((${BENCH_P2_BOOTS:-5} - 1))); do
+for boot in $(seq 1 $((${BENCH_P2_BOOTS:-3} - 1))); do
 	case " ${BENCH_PARTS:-p2} " in *" p2 "*) ;; *) break ;; esac
 	bench_boot "$boot" p2 || exit 1
 done
