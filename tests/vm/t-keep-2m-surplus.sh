@@ -1,0 +1,21 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A kept hugepage that is a surplus (overcommitted) page: released, it
+# leaves the surplus count, the pool's size stays what the operator set,
+# and every pool counter agrees.
+. ./lib.sh
+dir=$(hugepages_dir 2M)
+nr=$(cat "$dir/nr_hugepages")
+overcommit=$(cat "$dir/nr_overcommit_hugepages")
+echo 0 >"$dir/nr_hugepages"
+echo 2 >"$dir/nr_overcommit_hugepages"
+check "no persistent 2 MiB page left" test "$(cat "$dir/nr_hugepages")" = 0
+check "keep, poison and release a surplus hugepage" \
+	"$MFR_ROOT/build/helpers/kept_lifecycle" release 2M \
+	"test \$(cat $dir/surplus_hugepages) = 1" true
+check "no surplus page left" test "$(cat "$dir/surplus_hugepages")" = 0
+check "vm.nr_hugepages still 0" test "$(cat /proc/sys/vm/nr_hugepages)" = 0
+check "pool counters agree" pool_consistent
+echo "$overcommit" >"$dir/nr_overcommit_hugepages"
+echo "$nr" >"$dir/nr_hugepages"
+check "the pool is back to $nr" test "$(cat "$dir/nr_hugepages")" = "$nr"
+finish
