@@ -139,3 +139,5 @@ p4() {
 
 part p4 && p4
 part p5 && p5 keep --keep
+# A part left out (BENCH_PARTS) must not make the last test fail the VM.
+exit 0
