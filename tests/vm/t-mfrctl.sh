@@ -79,13 +79,17 @@ read -r pid fd ino <"$sync/e"
 check "memfd list -j: opted in by the cgroup rule, over budget after 2 errors" \
 	json "any(m['inode'] == $ino and m['rule-id'] == $cgid and m['cgroup-path'] == '/mfr-ctl' and m['state'] == 'over-budget' for m in d)" \
 	< <("$ctl" -j memfd list)
-check "poison list -j: its kept page fell back" \
-	json "[p['state'] for p in d if p['inode'] == $ino] == ['fallback']" < <("$ctl" -j poison list)
+# Both pages are recorded: the kept one fell back, the one past the budget
+# was never kept; both are isolated when the hugepage is released.
+check "poison list -j: both pages in fallback" \
+	json "[p['state'] for p in d if p['inode'] == $ino] == ['fallback', 'fallback']" < <("$ctl" -j poison list)
 check "stats: a budget fallback" json 'd["budget-fallbacks"] >= 1' < <("$ctl" -j stats)
 touch "$sync/f"
 wait
 check "the workload saw 4 KiB, then hugepage-sized SIGBUS" \
 	diff <(printf 'sigbus 0 code=AR lsb=12 exact=1\nsigbus 1 code=AR lsb=21 exact=1\n') "$sync/out2"
+check "poison list -j: released, both pages offlined" \
+	json "[p['state'] for p in d if p['inode'] == $ino] == ['offlined', 'offlined']" < <("$ctl" -j poison list)
 check "rules del $cgid" "$ctl" rules del "$cgid"
 rmdir $cg/mfr-ctl
 
