@@ -101,7 +101,9 @@ m = memfds()[ino]
 check(m['state'] == 'over-budget' and m['raw-pages-poisoned'] == 3,
       f'memfd-get: over budget after the third error ({m})')
 recs = sorted((p for p in poison().values() if p['inode'] == ino), key=lambda p: p['offset'])
-check([p['state'] for p in recs] == ['fallback', 'fallback'], f'poison-get: the two kept pages fell back ({recs})')
+# The two kept pages fell back; the one past the budget is recorded too.
+check([p['state'] for p in recs] == ['fallback'] * 3,
+      f'poison-get: all three pages in fallback ({recs})')
 after = status()
 check(after['budget-fallbacks'] == before['budget-fallbacks'] + 1,
       'status: one budget fallback')
@@ -113,6 +115,9 @@ w.finish()
 check(w.out == [f'sigbus 0 {EXPECT_KEPT}', f'sigbus 1 {EXPECT_KEPT}',
                 'sigbus 2 code=AR lsb=21 exact=1', 'read 3 sigbus lsb=21'],
       f'past the budget: hugepage-sized SIGBUS, the hugepage is gone ({w.out})')
+recs = [p for p in poison().values() if p['inode'] == ino]
+check(len(recs) == 3 and all(p['state'] == 'offlined' for p in recs),
+      f'poison-get: released, the fallen-back hugepage was offlined all the same ({recs})')
 
 # memfd-set default on a kept, clean memfd
 w = Workload('scratch-3', 1, ['ready:@a', 'wait:@b', 'close'], keep=True)
