@@ -103,7 +103,9 @@ static const char *const stmt_sql[ST_NR] = {
 	[ST_UPSERT] = UPSERT_SQL,
 	[ST_FOLIO_STATE] =
 		"UPDATE poisoned_pages SET state = ?3, last_update_usec = ?4"
-		" WHERE boot_id = ?1 AND head_pfn = ?2 AND state IS NOT ?3",
+		" WHERE boot_id = ?1 AND head_pfn = ?2 AND state IS NOT ?3"
+		/* As the module: a page past the budget stays so until offlined. */
+		" AND NOT (state = 'fallback' AND ?3 = 'pending')",
 	[ST_EVENT] =
 		"INSERT INTO events (time_usec, boot_id, kind, pfn, head_pfn,"
 		" inode, generation, detail)"
