@@ -29,8 +29,9 @@
  *
  * At the end all is closed; within 60 s every injected pfn must have left
  * its hugepage (dissolved), be HWPOISON and not BUDDY, and the pool must
- * be consistent (a hugepage still in use is reported, see final_checks()).  TAP lines, then "injected N" and one "pfn 0x.."
- * line per distinct injected pfn.  Exit 1 on a failed check, 2 on a
+ * be consistent (a hugepage still in use is only reported, see
+ * final_checks()).  TAP lines, then "injected N" and one "pfn 0x.." line
+ * per distinct injected pfn.  Exit 1 on a failed check, 2 on a
  * failed setup.  Root, hwpoison_inject and mfr.ko needed.
  */
 #include <errno.h>
