@@ -159,13 +159,14 @@ bool mfr_poison_set_folio_state(unsigned long head_pfn, unsigned long nr,
 
 	xa_lock_irqsave(&mfr_poison, flags);
 	xa_for_each_range(&mfr_poison, pfn, p, head_pfn, head_pfn + nr - 1) {
-		if (p->state == state ||
-		    (p->state == MFR_PAGE_STATE_FALLBACK &&
-		     state != MFR_PAGE_STATE_OFFLINED))
+		if (state == MFR_PAGE_STATE_PENDING ?
+		    p->state != MFR_PAGE_STATE_KEPT :
+		    p->state == MFR_PAGE_STATE_OFFLINED)
 			continue;
 		if (!found)
 			mfr_poison_to_event(pfn, p, first);
-		if (p->state != MFR_PAGE_STATE_FALLBACK)
+		if (p->state == MFR_PAGE_STATE_KEPT ||
+		    p->state == MFR_PAGE_STATE_PENDING)
 			(*was_kept)++;
 		p->state = state;
 		found = true;
