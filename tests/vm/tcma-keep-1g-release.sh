@@ -26,8 +26,12 @@ cat "$out"
 free1=$(meminfo MemFree)
 pfn=$(grep -o 'poisoned pfn 0x[0-9a-f]*' "$out" | head -n 1 | awk '{ print $3 }')
 grown=$((free1 - free0))
-check "MemFree grew by 1 GiB - 4 KiB ($grown kB, want 1048572 +- 8 MiB)" \
-	test "$grown" -ge $((1048572 - 8192)) -a "$grown" -le $((1048572 + 8192))
+# The bound below catches healthy pages not returned.  The one above only
+# a double count: under KASAN the quarantine hands freed slab memory back
+# in batches of several MiB at any moment (one CI run saw +14 MiB).  That
+# the poisoned 4 KiB stayed out is shown by kpageflags, not by MemFree.
+check "MemFree grew by 1 GiB - 4 KiB ($grown kB, want 1048572 - 8 MiB .. + 64 MiB)" \
+	test "$grown" -ge $((1048572 - 8192)) -a "$grown" -le $((1048572 + 65536))
 check "status: offlined" ./expect-status folios-pending=0 raw-pages-kept=0 \
 	folios-offlined=$((offlined + 1))
 check "pool counters agree" pool_consistent
