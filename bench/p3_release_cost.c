@@ -12,8 +12,33 @@
  * times the reference, a healthy hugepage going back to the page
  * allocator: one free hugepage dissolved by lowering nr_hugepages
  * (printed as poisoned=shrink).
+ *
+ * To profile only the release: P3_PERF_CTL=CTL P3_PERF_ACK=ACK (two
+ * FIFOs) with "perf record -D -1 --control fifo:CTL,ACK"; the timed part
+ * is bracketed by "enable" and "disable", each acknowledged by perf.
  */
 #include "bench.h"
+
+static void perf_ctl(const char *cmd)
+{
+	const char *ctl = getenv("P3_PERF_CTL"), *ack = getenv("P3_PERF_ACK");
+	char buf[8];
+	int fd;
+
+	if (!ctl || !ack)
+		return;
+	/* perf must act before the timed part goes on: wait for its ack. */
+	fd = open(ctl, O_WRONLY);
+	if (fd < 0 || write(fd, cmd, strlen(cmd)) < 0)
+		perror(ctl);
+	if (fd >= 0)
+		close(fd);
+	fd = open(ack, O_RDONLY);
+	if (fd < 0 || read(fd, buf, sizeof(buf)) < 0)
+		perror(ack);
+	if (fd >= 0)
+		close(fd);
+}
 
 static int shrink_pool(const char *name, unsigned long size)
 {
@@ -26,12 +51,14 @@ static int shrink_pool(const char *name, unsigned long size)
 		 size >> 10);
 	n = snprintf(buf, sizeof(buf), "%ld\n", nr - 1);
 	fd = open(path, O_WRONLY);
+	perf_ctl("enable\n");
 	t0 = now();
 	if (fd < 0 || write(fd, buf, n) != n || pool_count(size, "nr_hugepages") != nr - 1) {
 		perror(path);
 		return 1;
 	}
 	t1 = now();
+	perf_ctl("disable\n");
 	close(fd);
 	printf("p3 size=%s poisoned=shrink seconds=%.9f\n", name, t1 - t0);
 	return 0;
@@ -66,6 +93,7 @@ int main(int argc, char **argv)
 	nr0 = pool_count(size, "nr_hugepages");
 	free0 = pool_count(size, "free_hugepages");
 
+	perf_ctl("enable\n");
 	t0 = now();
 	close(fd);
 	while (npoison ? pool_count(size, "nr_hugepages") == nr0 :
@@ -76,6 +104,7 @@ int main(int argc, char **argv)
 		}
 	}
 	t1 = now();
+	perf_ctl("disable\n");
 	printf("p3 size=%s poisoned=%lu seconds=%.9f\n", argv[1], npoison, t1 - t0);
 	return 0;
 }

@@ -98,11 +98,12 @@ unsigned long mfr_poison_folio_ino(unsigned long head_pfn, unsigned long nr)
  */
 unsigned long mfr_poison_fall_back(unsigned long head_pfn, unsigned long nr)
 {
-	unsigned long pfn, count = 0;
+	XA_STATE(xas, &mfr_poison, head_pfn);
+	unsigned long count = 0;
 	struct mfr_poison *p;
 
 	xa_lock_irq(&mfr_poison);
-	xa_for_each_range(&mfr_poison, pfn, p, head_pfn, head_pfn + nr - 1) {
+	xas_for_each(&xas, p, head_pfn + nr - 1) {
 		if (p->state != MFR_PAGE_STATE_KEPT)
 			continue;
 		p->state = MFR_PAGE_STATE_FALLBACK;
@@ -153,18 +154,23 @@ bool mfr_poison_set_folio_state(unsigned long head_pfn, unsigned long nr,
 				u32 state, struct mfr_event *first,
 				unsigned long *was_kept)
 {
-	unsigned long pfn, flags;
+	XA_STATE(xas, &mfr_poison, head_pfn);
 	struct mfr_poison *p;
+	unsigned long flags;
 	bool found = false;
 
+	/*
+	 * One walk of the tree: xa_for_each_range() would restart from the
+	 * root for each of up to 512 records of a 1 GiB hugepage.
+	 */
 	xa_lock_irqsave(&mfr_poison, flags);
-	xa_for_each_range(&mfr_poison, pfn, p, head_pfn, head_pfn + nr - 1) {
+	xas_for_each(&xas, p, head_pfn + nr - 1) {
 		if (state == MFR_PAGE_STATE_PENDING ?
 		    p->state != MFR_PAGE_STATE_KEPT :
 		    p->state == MFR_PAGE_STATE_OFFLINED)
 			continue;
 		if (!found)
-			mfr_poison_to_event(pfn, p, first);
+			mfr_poison_to_event(xas.xa_index, p, first);
 		if (p->state == MFR_PAGE_STATE_KEPT ||
 		    p->state == MFR_PAGE_STATE_PENDING)
 			(*was_kept)++;
