@@ -33,6 +33,10 @@
  * final_checks()).  TAP lines, then "injected N" and one "pfn 0x.." line
  * per distinct injected pfn.  Exit 1 on a failed check, 2 on a
  * failed setup.  Root, hwpoison_inject and mfr.ko needed.
+ *
+ * To narrow a finding down: RACE_STRESS_ONLY="punch fault ..." runs only
+ * the activities named, RACE_STRESS_NO_KEEP=1 creates the memfds without
+ * MFD_MF_KEEP_UE_MAPPED (stock handling; the SIGBUS checks then fail).
  */
 #include <errno.h>
 #include <linux/io_uring.h>
@@ -71,6 +75,7 @@ struct activity {
 	const char *name;
 	void (*step)(struct activity *a);
 	int inject;		/* an injector: must inject at least once */
+	int idle;		/* left out by RACE_STRESS_ONLY */
 	pthread_t thread;
 	uint64_t rng;
 	long long next_ms;	/* injectors: not before */
@@ -549,7 +554,7 @@ static void *activity_thread(void *p)
 	if (a == &acts[ACT_CORRUPT] &&
 	    prctl(PR_MCE_KILL, PR_MCE_KILL_SET, PR_MCE_KILL_LATE, 0, 0))
 		fail(a, "PR_MCE_KILL_LATE: %s", strerror(errno));
-	while (!stopping())
+	while (!a->idle && !stopping())
 		a->step(a);
 	return NULL;
 }
@@ -594,12 +599,18 @@ static void final_checks(void)
 	total = meminfo("HugePages_Total");
 	nfree = meminfo("HugePages_Free");
 	/*
-	 * Open finding (issue 12 note, 2026-11-23): after some runs a
-	 * healthy hugepage stayed in use, or hugepages stayed reserved, once
-	 * everything was closed.  Reported here until the cause is found.
+	 * Reported, not checked: HugePages_Rsvd can underflow (it then reads
+	 * as LONG_MAX here).  Seen only under heavy host load, also with
+	 * RACE_STRESS_NO_KEEP=1 RACE_STRESS_ONLY="fault truncate" and mfr.ko
+	 * not loaded, so not on an mfr path; not seen in 6 runs of that on
+	 * either kernel, with or without the series, under lighter load.
+	 * Suspected stock race: a fault past the i_size check consumes a
+	 * reservation while it zeroes its new folio, and a truncate that
+	 * finds no folio there yet returns that reservation again
+	 * (issue 12 note).
 	 */
 	if (nfree != total || meminfo("HugePages_Rsvd"))
-		printf("# warning: after all was closed, %ld hugepage(s) in use, %ld reserved (HugePages_Free %ld, HugePages_Total %ld)\n",
+		printf("# warning: after all was closed, %ld hugepage(s) in use, HugePages_Rsvd %ld (HugePages_Free %ld, HugePages_Total %ld)\n",
 		       total - nfree, meminfo("HugePages_Rsvd"), nfree, total);
 	CHECK(read_long_file("/proc/sys/vm/nr_hugepages") == total &&
 	      meminfo("HugePages_Surp") == 0,
@@ -663,7 +674,8 @@ int main(int argc, char **argv)
 
 		snprintf(name, sizeof(name), "guest-ram-stress-%d", i);
 		memfds[i].fd = memfd_create(name, MFD_HUGETLB | MFD_HUGE_2MB |
-					    MFD_MF_KEEP_UE_MAPPED);
+					    (getenv("RACE_STRESS_NO_KEEP") ? 0 :
+					     MFD_MF_KEEP_UE_MAPPED));
 		if (memfds[i].fd < 0 || ftruncate(memfds[i].fd, LEN)) {
 			perror("memfd_create/ftruncate");
 			return 2;
@@ -673,6 +685,17 @@ int main(int argc, char **argv)
 	}
 
 	for (i = 0; i < NR_ACT; i++) {
+		const char *only = getenv("RACE_STRESS_ONLY");
+		char word[32];
+
+		snprintf(word, sizeof(word), " %s ", acts[i].name);
+		if (only) {
+			char *padded = malloc(strlen(only) + 3);
+
+			sprintf(padded, " %s ", only);
+			acts[i].idle = !strstr(padded, word);
+			free(padded);
+		}
 		acts[i].rng = ((uint64_t)time(NULL) << 8 ^ getpid()) *
 			      0x9E3779B97F4A7C15ULL + i + 1;
 		if (pthread_create(&acts[i].thread, NULL, activity_thread,
@@ -694,6 +717,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < NR_ACT; i++) {
 		struct activity *a = &acts[i];
 
+		if (a->idle)
+			continue;
 		CHECK(a->runs && !a->bad && (!a->inject || a->injected),
 		      "%s: %lu runs, %lu injections, %lu SIGBUS (lsb 12/21), %lu past EOF, %lu refused, %lu unexpected%s%s",
 		      a->name, a->runs, a->injected, a->sigbus, a->eof,
