@@ -36,10 +36,23 @@ done
 
 out=$MFR_ROOT/build/peer
 rm -rf "$out" && mkdir -p "$out"
-suite="cd $sel && (./run_vmtests.sh -n -t hugetlb; true) >\$OUT-vmtests.txt 2>&1;"
-suite+=" (./uffd-unit-tests; true) >\$OUT-uffd.txt 2>&1"
-KDIR=$KDIR scripts/vm-run.sh "OUT=$out/mfr; $suite"
-KDIR=$STOCK_KDIR VM_NO_MODULE=1 scripts/vm-run.sh "OUT=$out/stock; $suite"
+# In the guest: the cgroup scripts mount hugetlbfs on /mnt/huge (the
+# guest's root is read-only: a tmpfs over /mnt), and run_vmtests.sh calls
+# sudo (already root: a shim that runs the command).
+cat >"$out/guest.sh" <<EOF
+set -u
+mount -t tmpfs peer /mnt
+mkdir -p /tmp/peer-bin
+printf '#!/bin/sh\\nexec "\$@"\\n' >/tmp/peer-bin/sudo
+chmod +x /tmp/peer-bin/sudo
+export PATH=/tmp/peer-bin:\$PATH
+cd $sel
+./run_vmtests.sh -n -t hugetlb >"$out/\$1-vmtests.txt" 2>&1
+./uffd-unit-tests >"$out/\$1-uffd.txt" 2>&1
+exit 0
+EOF
+KDIR=$KDIR scripts/vm-run.sh "bash $out/guest.sh mfr"
+KDIR=$STOCK_KDIR VM_NO_MODULE=1 scripts/vm-run.sh "bash $out/guest.sh stock"
 
 # "name result" lines from each log.
 results() {
