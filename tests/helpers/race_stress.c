@@ -546,6 +546,21 @@ static struct activity acts[NR_ACT] = {
 			    .inject = 1 },
 };
 
+/* Is @name a word of RACE_STRESS_ONLY (all are when it is unset)? */
+static int named_in_only(const char *name)
+{
+	const char *only = getenv("RACE_STRESS_ONLY"), *at;
+	size_t len = strlen(name);
+
+	if (!only)
+		return 1;
+	for (at = strstr(only, name); at; at = strstr(at + 1, name))
+		if ((at == only || at[-1] == ' ') &&
+		    (at[len] == ' ' || at[len] == '\0'))
+			return 1;
+	return 0;
+}
+
 static void *activity_thread(void *p)
 {
 	struct activity *a = p;
@@ -685,17 +700,7 @@ int main(int argc, char **argv)
 	}
 
 	for (i = 0; i < NR_ACT; i++) {
-		const char *only = getenv("RACE_STRESS_ONLY");
-		char word[32];
-
-		snprintf(word, sizeof(word), " %s ", acts[i].name);
-		if (only) {
-			char *padded = malloc(strlen(only) + 3);
-
-			sprintf(padded, " %s ", only);
-			acts[i].idle = !strstr(padded, word);
-			free(padded);
-		}
+		acts[i].idle = !named_in_only(acts[i].name);
 		acts[i].rng = ((uint64_t)time(NULL) << 8 ^ getpid()) *
 			      0x9E3779B97F4A7C15ULL + i + 1;
 		if (pthread_create(&acts[i].thread, NULL, activity_thread,
