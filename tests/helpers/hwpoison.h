@@ -122,6 +122,37 @@ static inline void corrupt_pfn(uint64_t pfn)
 	close(fd);
 }
 
+/*
+ * Ask the host for a real machine check (tests/mce/run.sh serves the
+ * request through QEMU's monitor): writes "ao|ar CPU 0xPHYS" to @path.
+ */
+static inline void mce_request(const char *path, const char *mode, int cpu,
+			       uint64_t phys)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f || fprintf(f, "%s %d %#llx\n", mode, cpu,
+			  (unsigned long long)phys) < 0 ||
+	    fclose(f) || rename(tmp, path)) {
+		perror(path);
+		exit(2);
+	}
+}
+
+/* Wait up to @seconds for @pfn to show HWPOISON in /proc/kpageflags. */
+static inline int wait_hwpoison(uint64_t pfn, int seconds)
+{
+	for (int i = 0; i < seconds * 10; i++) {
+		if (kpageflags(pfn) & (1ULL << KPF_HWPOISON))
+			return 1;
+		usleep(100000);
+	}
+	return 0;
+}
+
 static inline long read_long_file(const char *path)
 {
 	long v = -1;

@@ -13,12 +13,13 @@
  *     HOLD_CMD shell command run (must succeed) while the memfd is alive
  *
  * Checks: each injection signals exactly the poisoned page (si_addr, lsb
- * 12, AR or AO), a repeat is signalled the same way, every healthy byte
- * reads back and is writable, the pool is unchanged, HardwareCorrupted
- * grew 4 kB per page, re-faults (new mapping, fork) work, MAP_PRIVATE
- * refuses the poisoned hugepage, an unaligned hole punch into the poisoned
- * hugepage fails with EHWPOISON and changes nothing (one into a healthy
- * hugepage zeroes its range).  After RELEASE: the hugepage left the
+ * 12, AR or AO), a repeated action-required error is signalled again and
+ * a repeated action-optional one is not, every healthy byte reads back and
+ * is writable, the pool is unchanged, HardwareCorrupted grew 4 kB per page,
+ * re-faults (new mapping, fork) work, a MAP_PRIVATE mapping reads the kept
+ * hugepage and a write to it (copy-on-write) raises the hugepage-sized
+ * SIGBUS, an unaligned hole punch over a poisoned page fails with
+ * EHWPOISON and changes nothing (one over healthy pages zeroes its range).  After RELEASE: the hugepage left the
  * pool, healthy pages went back to the allocator, the poisoned pfns are
  * HWPOISON and not in the buddy allocator.  With MFR_PRESSURE=1 in the
  * environment, a child then allocates and touches ~85 % of free memory:
@@ -92,7 +93,7 @@ static void *madvise_thread(void *p)
 	return NULL;
 }
 
-static void inject(const char *how, char *addr, const char *what)
+static void inject(const char *how, char *addr, const char *what, int repeat)
 {
 	struct sigbus_record rec;
 
@@ -110,6 +111,11 @@ static void inject(const char *how, char *addr, const char *what)
 		uint64_t pfn = pfn_of(addr);
 
 		SIGBUS_TRY(rec, corrupt_pfn(pfn));
+		if (repeat) {
+			CHECK(!rec.got, "%s at pfn %#llx: reported once, no second SIGBUS",
+			      what, (unsigned long long)pfn);
+			return;
+		}
 		CHECK(rec.got && rec.code == BUS_MCEERR_AO,
 		      "%s at pfn %#llx: BUS_MCEERR_AO to the early-kill task (got %d, code %d)",
 		      what, (unsigned long long)pfn, rec.got, rec.code);
@@ -139,10 +145,11 @@ static long free_hugepages(void)
 	return read_long_file(path);
 }
 
-/* Unaligned hole punches: refused on the poisoned hugepage only. */
+/* Unaligned hole punches: refused where they would zero a poisoned page. */
 static void unaligned_punch_checks(int fd, uint64_t seed)
 {
 	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	unsigned long bad = poff[npoison - 1], good = bad + 0x1000;
 	int rc;
 
 	if (m == MAP_FAILED) {
@@ -150,11 +157,18 @@ static void unaligned_punch_checks(int fd, uint64_t seed)
 		return;
 	}
 	errno = 0;
-	rc = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0x100000, 8192);
+	rc = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, bad + 0x800, 0x1000);
 	CHECK(rc == -1 && errno == EHWPOISON,
-	      "unaligned punch into the poisoned hugepage: EHWPOISON (%s)",
+	      "unaligned punch over part of a poisoned page: EHWPOISON (%s)",
 	      strerror(errno));
 	CHECK(verify(m, seed, 0, hp) == len, "  and the hugepage is unchanged");
+	rc = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, good + 0x100, 0x200);
+	CHECK(!rc && WORD_AT(m, good + 0x100) == 0 && WORD_AT(m, good + 0x2f8) == 0 &&
+	      WORD_AT(m, good + 0xf8) == pattern(good + 0xf8, seed) &&
+	      WORD_AT(m, good + 0x300) == pattern(good + 0x300, seed),
+	      "unaligned punch over a healthy page of the poisoned hugepage zeroes its range");
+	for (unsigned long off = good + 0x100; off < good + 0x300; off += 8)
+		WORD_AT(m, off) = pattern(off, seed);
 	if (len > hp) {
 		rc = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 			       hp + 0x100000, 8192);
@@ -226,18 +240,25 @@ static void refault_checks(int fd, char *base, uint64_t seed)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 	      "a forked child reads the healthy bytes of the shared mapping");
 
-	/* Documented: a private mapping never maps a poisoned hugepage. */
-	/* No COW reservation: the pool may have no spare hugepage. */
+	/*
+	 * Documented: a private mapping reads the kept hugepage; a write
+	 * would copy it, poisoned pages included, and is refused instead.
+	 * No COW reservation: the pool may have no spare hugepage.
+	 */
 	priv = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_NORESERVE, fd, 0);
 	CHECK(priv != MAP_FAILED, "mmap MAP_PRIVATE");
 	if (priv != MAP_FAILED) {
-		volatile uint64_t v;
+		unsigned long healthy = poff[0] + 4096;
+		volatile uint64_t v = 0;
 
-		SIGBUS_TRY(rec, v = WORD_AT(priv, hp - 4096));
-		(void)v;
-		CHECK(rec.got && rec.lsb == __builtin_ctzl(hp),
-		      "MAP_PRIVATE read of the poisoned hugepage: SIGBUS lsb %d (got %d, lsb %d)",
+		SIGBUS_TRY(rec, v = WORD_AT(priv, healthy));
+		CHECK(!rec.got && v == pattern(healthy, seed),
+		      "MAP_PRIVATE read of a healthy page of the poisoned hugepage works");
+		SIGBUS_TRY(rec, WORD_AT(priv, healthy) = 0);
+		CHECK(rec.got && rec.lsb == __builtin_ctzl(hp) &&
+		      WORD_AT(again, healthy) == pattern(healthy, seed),
+		      "MAP_PRIVATE write to the poisoned hugepage: SIGBUS lsb %d, nothing written (got %d, lsb %d)",
 		      __builtin_ctzl(hp), rec.got, rec.lsb);
 		if (len > hp) {
 			SIGBUS_TRY(rec, v = WORD_AT(priv, hp + 8));
@@ -299,8 +320,8 @@ int main(int argc, char **argv)
 		pfns[i] = pfn_of(base + poff[i]);
 
 	for (int i = 0; i < npoison; i++)
-		inject(inj, base + poff[i], "error");
-	inject(inj, base + poff[0], "repeated error");
+		inject(inj, base + poff[i], "error", 0);
+	inject(inj, base + poff[0], "repeated error", 1);
 
 	CHECK(verify(base, 1, 0, len) == len, "every healthy byte reads back its value");
 	SIGBUS_TRY(rec, fill(base, 2, 1));

@@ -54,22 +54,6 @@ static void on_alarm(int sig)
 	timed_out = 1;
 }
 
-static void write_request(const char *path, const char *mode, int cpu,
-			  uint64_t phys)
-{
-	char tmp[4096];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f || fprintf(f, "%s %d %#llx\n", mode, cpu,
-			  (unsigned long long)phys) < 0 ||
-	    fclose(f) || rename(tmp, path)) {
-		perror(path);
-		exit(2);
-	}
-}
-
 /*
  * Spin in user space until the SIGBUS (or SIGALRM): a synchronous
  * machine check is only recoverable when it interrupts user mode, so no
@@ -134,7 +118,7 @@ int main(int argc, char **argv)
 			perror("sched_setaffinity");
 			return 2;
 		}
-		write_request(argv[3], mode, AR_CPU, phys);
+		mce_request(argv[3], mode, AR_CPU, phys);
 		alarm(60);
 		spin();
 	} else {
@@ -142,7 +126,7 @@ int main(int argc, char **argv)
 			perror("PR_MCE_KILL");
 			return 2;
 		}
-		write_request(argv[3], mode, 0, phys);
+		mce_request(argv[3], mode, 0, phys);
 		alarm(60);
 		while (!got && !timed_out)
 			pause();

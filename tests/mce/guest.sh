@@ -3,7 +3,9 @@
 #
 # Guest side of "make test-mce" (see run.sh): an action-optional and an
 # action-required machine check, each on one 4 KiB page of a kept 2 MiB
-# HugeTLB memfd, then the module's account of them.
+# HugeTLB memfd, then the module's account of them; then, for kept 2 MiB
+# and 1 GiB pages, what the kernel's accessors, MAP_PRIVATE, hole punch and
+# userfaultfd do with a page a machine check poisoned.
 set -u
 . "$MFR_ROOT/tests/vm/lib.sh"
 : "${MCE_DIR:?}"
@@ -45,11 +47,29 @@ for mode in ${MCE_MODES:-ao ar}; do
 		test "$(status_attr folios-offlined)" = $((before_offlined + 1))
 done
 
+# The kernel paths that read or pin user memory, MAP_PRIVATE, hole punch
+# and userfaultfd, each after a real machine check took the poisoned page
+# out of the direct map, where a kernel read of it would oops.
+modes=(${MCE_MODES:-ao ar})
+requests=${#modes[@]}
+kept_pages=${#modes[@]}
+for size in ${MCE_SIZES:-2M 1G}; do
+	before_offlined=$(status_attr folios-offlined)
+	check "$size: kept_access after an action-optional machine check" \
+		"$helpers/kept_access" "$size" mce "$MCE_DIR/req-ao"
+	check "$size: kept_uffd, action-optional then action-required machine check" \
+		"$helpers/kept_uffd" "$size" mce "$MCE_DIR"
+	requests=$((requests + 3))
+	kept_pages=$((kept_pages + 2))
+	check "$size: both hugepages offlined after close" \
+		test "$(status_attr folios-offlined)" = $((before_offlined + 2))
+done
+echo "$requests" >"$MCE_DIR/requests"
+
 check "the kernel logged the machine checks" \
 	grep -q 'Machine check events logged' <(dmesg)
 check "the action-required one in user mode" \
 	grep -q 'Uncorrected hardware memory error in user-access' <(dmesg)
-modes=(${MCE_MODES:-ao ar})
-check "HardwareCorrupted is $((4 * ${#modes[@]})) kB (4 KiB per error, not a hugepage)" \
-	grep -qE "^HardwareCorrupted: +$((4 * ${#modes[@]})) kB" /proc/meminfo
+check "HardwareCorrupted is $((4 * kept_pages)) kB (4 KiB per poisoned page, not a hugepage)" \
+	grep -qE "^HardwareCorrupted: +$((4 * kept_pages)) kB" /proc/meminfo
 finish

@@ -77,6 +77,19 @@ one_free_1g_page() {
 	[ "$(cat "$dir/free_hugepages")" -gt 0 ]
 }
 
+# kept_helper SIZE HELPER: run a helper that poisons one page of a kept
+# memfd of that hugepage size by MADV_HWPOISON and closes it (kept_access,
+# kept_uffd), then check the hugepage was offlined.
+kept_helper() {
+	local size=$1 helper=$2 before
+	[ "$size" != 1G ] || check "a free 1 GiB page" one_free_1g_page
+	before=$(./status-value folios-offlined)
+	check "$helper $size madvise" "$MFR_ROOT/build/helpers/$helper" "$size" madvise
+	check "status after close: offlined, nothing kept or pending" ./expect-status \
+		memfds-kept=0 raw-pages-kept=0 folios-pending=0 folios-offlined=$((before + 1))
+	check "pool counters agree after release" pool_consistent
+}
+
 # keep_scenario SIZE NPAGES INJECT RELEASE: run keep_hwpoison (see
 # tests/helpers/keep_hwpoison.c) with the module's view checked while the
 # memfd lives (counters, unload refused) and after the release.
