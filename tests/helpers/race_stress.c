@@ -162,11 +162,14 @@ static struct sigbus_record try_touch(volatile uint64_t *p, int store)
 	return rec;
 }
 
-static struct sigbus_record try_madvise(void *addr)
+static struct sigbus_record try_madvise(void *addr, int *err)
 {
 	struct sigbus_record rec;
+	int rc = 0;
 
-	BUS_TRY(rec, madvise(addr, 4096, MADV_HWPOISON));
+	errno = 0;
+	BUS_TRY(rec, rc = madvise(addr, 4096, MADV_HWPOISON));
+	*err = rc ? errno : 0;
 	return rec;
 }
 
@@ -441,6 +444,18 @@ static int inject_begin(void)
 	return ok;
 }
 
+/* Did an injection poison @pfn already? */
+static int injected_before(uint64_t pfn)
+{
+	int i, found = 0;
+
+	pthread_mutex_lock(&inj_lock);
+	for (i = 0; i < nr_inj && !found; i++)
+		found = inj_pfn[i] == pfn;
+	pthread_mutex_unlock(&inj_lock);
+	return found;
+}
+
 /* @pfn was poisoned (0: it was not). */
 static void inject_end(uint64_t pfn)
 {
@@ -490,8 +505,15 @@ static void step_inject(struct activity *a, int by_madvise)
 		goto unmap;	/* cannot be, but it is no injection */
 	if (by_madvise) {
 		/* The kernel signals the injecting thread during the call. */
-		rec = try_madvise(page);
-		if (!rec.got)
+		int err, again = injected_before(pfn);
+
+		rec = try_madvise(page, &err);
+		if (again) {
+			/* The kernel takes no reference to a poisoned page. */
+			if (rec.got || err != EFAULT)
+				fail(a, "MADV_HWPOISON of poisoned pfn %#llx again: SIGBUS %d, errno %d, not EFAULT",
+				     (unsigned long long)pfn, rec.got, err);
+		} else if (!rec.got)
 			fail(a, "MADV_HWPOISON of pfn %#llx: no SIGBUS",
 			     (unsigned long long)pfn);
 		else if (rec.code != BUS_MCEERR_AR)
@@ -516,8 +538,9 @@ static void step_inject(struct activity *a, int by_madvise)
 unmap:
 	munmap(base, HP);
 unlock:
-	pthread_rwlock_unlock(&m->release[idx]);
+	/* Recorded before another injector can pick the same page. */
 	inject_end(pfn);
+	pthread_rwlock_unlock(&m->release[idx]);
 	a->next_ms = now_ms() + inject_interval_ms;
 }
 
