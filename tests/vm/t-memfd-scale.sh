@@ -2,9 +2,13 @@
 # What a user's flagged memfds cost, as nobody:
 #  1. the time of one create, and of one close, does not grow with the
 #     number of flagged memfds open (10 000): the module finds a memfd's
-#     record by a hash lookup, not a walk over all of them.  Medians of
-#     SCALE_ROUNDS (15) batches of 200; each must stay within
-#     SCALE_MAX_RATIO (1.5) times its value with none open, plus 20 us;
+#     record by a hash lookup, not a walk over all of them.  A TCG guest's
+#     clock runs on while the host runs something else, so each batch of
+#     100 flagged memfds is timed against a batch of plain HugeTLB memfds
+#     (which the module does not track) right after it: the median over
+#     SCALE_ROUNDS (21) rounds of flagged / plain, with 10 000 open, must
+#     stay within SCALE_MAX_RATIO (1.5) times what it is with none open.
+#     (A list walk made a close 6 times slower with 10 000 open.)
 #  2. the records are charged to the creator's memory cgroup: 10 000 open
 #     flagged memfds in one cgroup cost its "slab" (memory.stat) at least
 #     256 bytes each more than 10 000 plain HugeTLB memfds in another.
@@ -12,7 +16,7 @@
 
 churn=$MFR_ROOT/build/helpers/memfd_churn
 open_n=10000
-rounds=${SCALE_ROUNDS:-15}
+rounds=${SCALE_ROUNDS:-21}
 ratio=${SCALE_MAX_RATIO:-1.5}
 nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
 # 10 000 memfds and a batch: raise the limit before dropping privileges.
@@ -20,16 +24,18 @@ ulimit -Hn 65536 && ulimit -Sn 65536
 
 # 1. Per-create and per-close time.
 check "no memfd kept before" ./expect-status memfds-kept=0
-out=$("${nobody[@]}" "$churn" timing "$open_n" 200 "$rounds")
+out=$("${nobody[@]}" "$churn" timing "$open_n" 100 "$rounds")
 echo "$out"
 v() { sed -n "s/^$1=//p" <<<"$out"; }
-within() { # NAME BASE VALUE
-	awk -v b="$2" -v x="$3" -v r="$ratio" 'BEGIN { exit !(x <= b * r + 20000) }'
+within() { # BASE VALUE
+	awk -v b="$1" -v x="$2" -v r="$ratio" 'BEGIN { exit !(x <= b * r) }'
 }
 for op in create close; do
-	base=$(v "${op}_ns_0") loaded=$(v "${op}_ns_$open_n")
-	check "per-$op time with $open_n open ($loaded ns) <= $ratio x with none ($base ns) + 20 us" \
-		within "$op" "${base:-0}" "${loaded:-999999999}"
+	base=$(v "${op}_ratio_0") loaded=$(v "${op}_ratio_$open_n")
+	echo "per-$op: $(v "${op}_ns_0") ns with none open, $(v "${op}_ns_$open_n") ns with $open_n" \
+		"(plain: $(v "plain_${op}_ns_0"), $(v "plain_${op}_ns_$open_n"))"
+	check "per-$op time / plain with $open_n open ($loaded/1000) <= $ratio x with none ($base/1000)" \
+		within "${base:-0}" "${loaded:-999999999}"
 done
 check "no memfd kept after" ./expect-status memfds-kept=0
 
