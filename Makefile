@@ -6,7 +6,7 @@
 #   make test              unit tests and the VM suite; ends "N passed, N failed"
 #   make vm-run CMD='...'  run CMD as root in a VM with mfr.ko loaded
 #   make kernel | module | helpers | daemon | checkpatch | ynl-regen | clean
-#   make install           mfrd, mfrctl, manuals, unit, udev rule (DESTDIR, PREFIX)
+#   make install           mfrd, mfrctl, manuals, unit, udev rule, modules-load.d (DESTDIR, PREFIX)
 #   make dkms-install      module source to /usr/src/mfr-VERSION, "dkms add"
 #   make e2e               Debian 12 guest: .debs, DKMS, udev, mfrd (not in make test)
 #   make bench             benchmarks against the kernel without the series: bench/RESULTS.md
@@ -80,6 +80,7 @@ install:
 	$(MAKE) -C daemon install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 	install -D -m 0644 systemd/mfrd.service $(DESTDIR)$(PREFIX)/lib/systemd/system/mfrd.service
 	install -D -m 0644 udev/60-mfr.rules $(DESTDIR)$(PREFIX)/lib/udev/rules.d/60-mfr.rules
+	install -D -m 0644 systemd/modules-load.d/mfr.conf $(DESTDIR)$(PREFIX)/lib/modules-load.d/mfr.conf
 
 # What DKMS builds from: dkms.conf and the module's sources, nothing built.
 # Registering is left to the package's postinst when DESTDIR is set.

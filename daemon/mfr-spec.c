@@ -58,6 +58,7 @@ static const struct mfr_attr status_attrs[] = {
 	[MFR_A_STATUS_SIGNALS_SENT] = UINT("signals-sent"),
 	[MFR_A_STATUS_RULES] = UINT("rules"),
 	[MFR_A_STATUS_GENERATION] = UINT("generation"),
+	[MFR_A_STATUS_EVENTS_SUPPRESSED] = UINT("events-suppressed"),
 };
 
 static const struct mfr_attr rule_attrs[] = {

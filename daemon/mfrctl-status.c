@@ -26,6 +26,7 @@ static const struct {
 	{ MFR_A_STATUS_HEALTHY_PAGES_RETURNED, "healthy pages returned" },
 	{ MFR_A_STATUS_BUDGET_FALLBACKS, "budget fallbacks" },
 	{ MFR_A_STATUS_SIGNALS_SENT, "signals sent" },
+	{ MFR_A_STATUS_EVENTS_SUPPRESSED, "events suppressed" },
 };
 
 _Static_assert(ARRAY_SIZE(status_lines) == MFR_A_STATUS_MAX,

@@ -46,6 +46,8 @@ static const struct metric status_metrics[MFR_A_STATUS_MAX + 1] = {
 		"Rules installed in the module." },
 	[MFR_A_STATUS_GENERATION] = { "mfr_generation", "gauge",
 		"Generation of the module's state, changes with every change." },
+	[MFR_A_STATUS_EVENTS_SUPPRESSED] = { "mfr_events_suppressed_total", "counter",
+		"Notifications not sent because their user was past its rate limit." },
 };
 
 static void header(FILE *f, const char *name, const char *type,

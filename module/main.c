@@ -5,14 +5,13 @@
  * Module init and exit only; each concern lives in its own file.
  */
 #include <linux/module.h>
-#include <net/genetlink.h>
-
-#include <uapi/linux/mfr.h>
 
 #include "events.h"
 #include "hooks.h"
 #include "netlink.h"
 #include "poison.h"
+#include "policy.h"
+#include "ratelimit.h"
 #include "rules.h"
 #include "version.h"
 
@@ -20,9 +19,14 @@ static int __init mfr_init(void)
 {
 	int err;
 
-	err = mfr_hooks_register();
+	mfr_ratelimit_init();
+	err = mfr_policy_init();
 	if (err)
 		return err;
+
+	err = mfr_hooks_register();
+	if (err)
+		goto err_policy;
 
 	err = mfr_netlink_init();
 	if (err)
@@ -33,6 +37,8 @@ static int __init mfr_init(void)
 
 err_hooks:
 	mfr_hooks_unregister();
+err_policy:
+	mfr_policy_exit();
 	return err;
 }
 
@@ -44,6 +50,7 @@ static void __exit mfr_exit(void)
 	mfr_events_flush();
 	mfr_poison_flush();
 	mfr_rules_flush();
+	mfr_policy_exit();
 }
 
 module_init(mfr_init);
@@ -52,4 +59,9 @@ MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("Per-memfd memory-failure recovery policy for HugeTLB memory");
 MODULE_AUTHOR("The mfr developers");
 MODULE_VERSION(MFR_VERSION);
-MODULE_ALIAS_GENL_FAMILY(MFR_FAMILY_NAME);
+/*
+ * No MODULE_ALIAS_GENL_FAMILY: any user looking the family up would load
+ * the module, which changes what memfd_create() accepts host-wide and,
+ * through udev, starts mfrd.  Loading is the operator's decision:
+ * modprobe, or modules-load.d at boot (systemd/modules-load.d/mfr.conf).
+ */

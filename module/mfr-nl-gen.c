@@ -54,9 +54,10 @@ static const struct nla_policy mfr_memfd_set_nl_policy[MFR_A_MEMFD_FD + 1] = {
 /* Ops table for mfr */
 static const struct genl_split_ops mfr_nl_ops[] = {
 	{
-		.cmd	= MFR_CMD_STATUS_GET,
-		.doit	= mfr_nl_status_get_doit,
-		.flags	= GENL_CMD_CAP_DO,
+		.cmd		= MFR_CMD_STATUS_GET,
+		.pre_doit	= mfr_nl_status_pre_doit,
+		.doit		= mfr_nl_status_get_doit,
+		.flags		= GENL_CMD_CAP_DO,
 	},
 	{
 		.cmd		= MFR_CMD_RULE_ADD,

@@ -11,6 +11,8 @@
 
 #include <uapi/linux/mfr.h>
 
+int mfr_nl_status_pre_doit(const struct genl_split_ops *ops,
+			   struct sk_buff *skb, struct genl_info *info);
 int mfr_nl_pre_doit(const struct genl_split_ops *ops, struct sk_buff *skb,
 		    struct genl_info *info);
 int mfr_nl_dump_start(struct netlink_callback *cb);

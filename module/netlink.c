@@ -7,6 +7,7 @@
  */
 #include <linux/mfr.h>
 #include <net/genetlink.h>
+#include <net/net_namespace.h>
 
 #include "mfr-nl-gen.h"
 #include "netlink.h"
@@ -24,6 +25,24 @@ int mfr_nl_pre_doit(const struct genl_split_ops *ops, struct sk_buff *skb,
 	if (netlink_capable(skb, CAP_SYS_ADMIN))
 		return 0;
 	NL_SET_ERR_MSG(info->extack, "needs CAP_SYS_ADMIN");
+	return -EPERM;
+}
+
+/*
+ * status-get: the counters and the generation are host-wide and move with
+ * every tenant's memfds and errors.  Open to the users of the initial
+ * network namespace (the host's); from any other, a container's, only
+ * with CAP_NET_ADMIN over the initial user namespace (netlink_capable()
+ * checks the sender's credentials there, not in the netns owner's).
+ */
+int mfr_nl_status_pre_doit(const struct genl_split_ops *ops,
+			   struct sk_buff *skb, struct genl_info *info)
+{
+	if (net_eq(genl_info_net(info), &init_net) ||
+	    netlink_capable(skb, CAP_NET_ADMIN))
+		return 0;
+	NL_SET_ERR_MSG(info->extack,
+		       "outside the initial network namespace, status-get needs CAP_NET_ADMIN");
 	return -EPERM;
 }
 
@@ -146,7 +165,9 @@ static int mfr_fill_status(struct sk_buff *msg)
 	    mfr_put_counter(msg, MFR_A_STATUS_SIGNALS_SENT,
 			    &mfr_stats.signals_sent) ||
 	    nla_put_uint(msg, MFR_A_STATUS_RULES, mfr_rules_count()) ||
-	    nla_put_uint(msg, MFR_A_STATUS_GENERATION, mfr_state_generation()))
+	    nla_put_uint(msg, MFR_A_STATUS_GENERATION, mfr_state_generation()) ||
+	    mfr_put_counter(msg, MFR_A_STATUS_EVENTS_SUPPRESSED,
+			    &mfr_stats.events_suppressed))
 		return -EMSGSIZE;
 	return 0;
 }

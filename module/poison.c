@@ -5,6 +5,7 @@
  * that lost events reconciles from.  Updated from the free path of
  * hugepages too, hence an xarray with an IRQ-safe lock.
  */
+#include <linux/cred.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -15,6 +16,7 @@
 #include "mfr-nl-gen.h"
 #include "netlink.h"
 #include "poison.h"
+#include "ratelimit.h"
 #include "stats.h"
 
 struct mfr_poison {
@@ -136,6 +138,9 @@ void mfr_poison_signalled(unsigned long pfn, struct task_struct *tsk,
 	mfr_poison_to_event(pfn, p, &ev);
 	xa_unlock_irq(&mfr_poison);
 
+	/* Touching the page again is up to the task: its user's limit. */
+	if (!mfr_nl_has_listeners() || !mfr_ratelimit_allow(task_uid(tsk)))
+		return;
 	ev.pid = task_tgid_nr(tsk);
 	get_task_comm(ev.comm, tsk);
 	ev.signal_code = action_required ? MFR_SIGNAL_CODE_ACTION_REQUIRED :

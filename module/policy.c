@@ -7,13 +7,19 @@
  * (unload is refused while one exists) until its inode is evicted or it
  * is set back to the default policy.  Lock order: mf_mutex, then the
  * folio lock, then mfr_memfds_lock.
+ *
+ * Any user can create kept memfds, so what one costs is bounded: its
+ * record is charged to the memory cgroup of the task that created it (of
+ * the process holding it, for memfd-set), finding it is a hash lookup by
+ * mapping (never a walk over every memfd), and its notifications count
+ * against its creator's rate limit (ratelimit.c).
  */
 #include <linux/cgroup.h>
 #include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/hugetlb.h>
-#include <linux/list.h>
+#include <linux/memcontrol.h>
 #include <linux/magic.h>
 #include <linux/mfr.h>
 #include <linux/module.h>
@@ -21,9 +27,12 @@
 #include <linux/pagemap.h>
 #include <linux/pagevec.h>
 #include <linux/pid.h>
+#include <linux/rhashtable.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <linux/xarray.h>
 #include <net/genetlink.h>
 #include <uapi/linux/memfd.h>
 
@@ -32,6 +41,7 @@
 #include "netlink.h"
 #include "poison.h"
 #include "policy.h"
+#include "ratelimit.h"
 #include "rules.h"
 #include "stats.h"
 
@@ -40,8 +50,10 @@
 #define MFR_MEMFD_NAME_LEN	(NAME_MAX - (sizeof(MFR_MEMFD_PREFIX) - 1) + 1)
 
 struct mfr_memfd {
-	struct list_head node;
-	struct address_space *mapping;
+	struct rhash_head hnode;	/* in mfr_memfds_by_mapping */
+	struct address_space *mapping;	/* its key */
+	u32 id;				/* its index in mfr_memfds */
+	kuid_t uid;			/* whose rate limit its events count on */
 	unsigned long ino;
 	char name[MFR_MEMFD_NAME_LEN];
 	pid_t pid;
@@ -56,18 +68,53 @@ struct mfr_memfd {
 	u32 state;
 };
 
-static LIST_HEAD(mfr_memfds);
+/*
+ * The records, twice: by mapping for the hooks' lookups, and by an id
+ * given in creation order for dumps, which resume after the last id sent.
+ * Both are changed, and every lookup is made, under mfr_memfds_lock, so
+ * a record taken out under it can be freed at once.
+ */
+static const struct rhashtable_params mfr_memfd_params = {
+	.head_offset = offsetof(struct mfr_memfd, hnode),
+	.key_offset = offsetof(struct mfr_memfd, mapping),
+	.key_len = sizeof(struct address_space *),
+	.automatic_shrinking = true,
+};
+
+static struct rhashtable mfr_memfds_by_mapping;
+static DEFINE_XARRAY_ALLOC1(mfr_memfds);
+static u32 mfr_memfds_next_id;
 static DEFINE_MUTEX(mfr_memfds_lock);
+static struct kmem_cache *mfr_memfd_cache;
 
 static struct mfr_memfd *mfr_memfd_find(struct address_space *mapping)
 {
-	struct mfr_memfd *m;
-
 	lockdep_assert_held(&mfr_memfds_lock);
-	list_for_each_entry(m, &mfr_memfds, node)
-		if (m->mapping == mapping)
-			return m;
-	return NULL;
+	return rhashtable_lookup_fast(&mfr_memfds_by_mapping, &mapping,
+				      mfr_memfd_params);
+}
+
+int mfr_policy_init(void)
+{
+	int err;
+
+	/* Accounted: created, and so paid for, by any user. */
+	mfr_memfd_cache = KMEM_CACHE(mfr_memfd, SLAB_ACCOUNT);
+	if (!mfr_memfd_cache)
+		return -ENOMEM;
+	err = rhashtable_init(&mfr_memfds_by_mapping, &mfr_memfd_params);
+	if (err)
+		kmem_cache_destroy(mfr_memfd_cache);
+	return err;
+}
+
+/* At module exit: no kept memfd is left (each holds a module reference). */
+void mfr_policy_exit(void)
+{
+	WARN_ON_ONCE(!xa_empty(&mfr_memfds));
+	xa_destroy(&mfr_memfds);
+	rhashtable_destroy(&mfr_memfds_by_mapping);
+	kmem_cache_destroy(mfr_memfd_cache);
 }
 
 static bool mfr_file_is_hugetlb(struct file *file)
@@ -94,28 +141,50 @@ static const char *mfr_memfd_name(struct file *file)
 static void mfr_memfd_free(struct mfr_memfd *m)
 {
 	kfree(m->cgroup_path);
-	kfree(m);
+	kmem_cache_free(mfr_memfd_cache, m);
 }
 
-/* A record of @file, owned by @tsk in cgroup @cgrp; not yet listed. */
+/*
+ * The path of @cgrp, in a string of its length charged like the record:
+ * most paths fit the stack buffer, the rest get a page for a moment.
+ */
+static char *mfr_cgroup_path(struct cgroup *cgrp)
+{
+	char small[128], *buf, *path;
+
+	if (cgroup_path(cgrp, small, sizeof(small)) >= 0)
+		return kstrdup(small, GFP_KERNEL_ACCOUNT);
+	buf = kmalloc(PATH_MAX, GFP_KERNEL);
+	if (!buf)
+		return NULL;
+	if (cgroup_path(cgrp, buf, PATH_MAX) < 0)
+		strscpy(buf, "?", PATH_MAX);
+	path = kstrdup(buf, GFP_KERNEL_ACCOUNT);
+	kfree(buf);
+	return path;
+}
+
+/*
+ * A record of @file, owned by @tsk (real uid @uid) in cgroup @cgrp; not
+ * yet listed.  Charged to the caller's memory cgroup, or to the one
+ * set_active_memcg() made active.
+ */
 static struct mfr_memfd *mfr_memfd_new(struct file *file, const char *name,
-				       struct task_struct *tsk,
+				       struct task_struct *tsk, kuid_t uid,
 				       struct cgroup *cgrp)
 {
 	struct mfr_memfd *m;
-	char *buf;
 
-	m = kzalloc(sizeof(*m), GFP_KERNEL);
-	buf = kmalloc(PATH_MAX, GFP_KERNEL);
-	if (!m || !buf)
-		goto err;
-	if (cgroup_path(cgrp, buf, PATH_MAX) < 0)
-		strscpy(buf, "?", PATH_MAX);
-	m->cgroup_path = kstrdup(buf, GFP_KERNEL);
-	if (!m->cgroup_path)
-		goto err;
-	kfree(buf);
+	m = kmem_cache_zalloc(mfr_memfd_cache, GFP_KERNEL_ACCOUNT);
+	if (!m)
+		return NULL;
+	m->cgroup_path = mfr_cgroup_path(cgrp);
+	if (!m->cgroup_path) {
+		kmem_cache_free(mfr_memfd_cache, m);
+		return NULL;
+	}
 
+	m->uid = uid;
 	m->mapping = file->f_mapping;
 	m->ino = file_inode(file)->i_ino;
 	strscpy(m->name, name, sizeof(m->name));
@@ -125,10 +194,6 @@ static struct mfr_memfd *mfr_memfd_new(struct file *file, const char *name,
 	m->hugepage_size = huge_page_size(hstate_file(file));
 	m->state = MFR_MEMFD_STATE_CLEAN;
 	return m;
-err:
-	kfree(buf);
-	kfree(m);
-	return NULL;
 }
 
 static int mfr_memfd_fill(struct sk_buff *msg, const struct mfr_memfd *m,
@@ -153,13 +218,16 @@ static int mfr_memfd_fill(struct sk_buff *msg, const struct mfr_memfd *m,
 	return 0;
 }
 
-/* Notify @cmd about @m; called under mfr_memfds_lock, @m still valid. */
+/*
+ * Notify @cmd about @m, unless its creator is past its rate limit; called
+ * under mfr_memfds_lock, @m still valid.
+ */
 static void mfr_memfd_event(u8 cmd, const struct mfr_memfd *m, u64 generation)
 {
 	struct sk_buff *msg;
 	void *hdr;
 
-	if (!mfr_nl_has_listeners())
+	if (!mfr_nl_has_listeners() || !mfr_ratelimit_allow(m->uid))
 		return;
 	msg = mfr_nl_event_new(cmd, GFP_KERNEL, &hdr);
 	if (!msg)
@@ -171,19 +239,32 @@ static void mfr_memfd_event(u8 cmd, const struct mfr_memfd *m, u64 generation)
 	mfr_nl_event_send(msg, hdr, GFP_KERNEL);
 }
 
-/* List @m and mark its mapping; the caller holds a module reference. */
-static u64 mfr_memfd_keep(struct mfr_memfd *m)
+/*
+ * List @m and mark its mapping; the caller holds a module reference.
+ * The index nodes are charged like the record.  Sets @*generation, or
+ * returns an errno (nothing listed) if the indexes could not take @m.
+ */
+static int mfr_memfd_keep(struct mfr_memfd *m, u64 *generation)
 {
-	u64 generation;
+	int err;
 
 	lockdep_assert_held(&mfr_memfds_lock);
-	list_add_tail(&m->node, &mfr_memfds);
+	err = xa_alloc_cyclic(&mfr_memfds, &m->id, m, xa_limit_32b,
+			      &mfr_memfds_next_id, GFP_KERNEL_ACCOUNT);
+	if (err < 0)
+		return err;
+	err = rhashtable_insert_fast(&mfr_memfds_by_mapping, &m->hnode,
+				     mfr_memfd_params);
+	if (err) {
+		xa_erase(&mfr_memfds, m->id);
+		return err;
+	}
 	__module_get(THIS_MODULE);
 	mapping_set_mf_keep_ue_mapped(m->mapping);
 	atomic_long_inc(&mfr_stats.memfds_kept);
-	generation = mfr_state_changed();
-	mfr_memfd_event(MFR_CMD_MEMFD_KEPT_NTF, m, generation);
-	return generation;
+	*generation = mfr_state_changed();
+	mfr_memfd_event(MFR_CMD_MEMFD_KEPT_NTF, m, *generation);
+	return 0;
 }
 
 /* Unlist @m; its poisoned pages leave raw_pages_kept when offlined. */
@@ -192,7 +273,9 @@ static u64 mfr_memfd_forget(struct mfr_memfd *m)
 	u64 generation;
 
 	lockdep_assert_held(&mfr_memfds_lock);
-	list_del(&m->node);
+	rhashtable_remove_fast(&mfr_memfds_by_mapping, &m->hnode,
+			       mfr_memfd_params);
+	xa_erase(&mfr_memfds, m->id);
 	atomic_long_dec(&mfr_stats.memfds_kept);
 	generation = mfr_state_changed();
 	mfr_memfd_event(MFR_CMD_MEMFD_EVICTED_NTF, m, generation);
@@ -205,6 +288,8 @@ int mfr_policy_memfd_created(struct file *file, unsigned int flags)
 	struct mfr_memfd *m;
 	struct cgroup *cgrp;
 	const char *name;
+	u64 generation;
+	int err;
 
 	name = mfr_memfd_name(file);
 	if (WARN_ON_ONCE(!name))
@@ -221,7 +306,7 @@ int mfr_policy_memfd_created(struct file *file, unsigned int flags)
 		return 0;
 	}
 
-	m = mfr_memfd_new(file, name, current, cgrp);
+	m = mfr_memfd_new(file, name, current, current_uid(), cgrp);
 	cgroup_put(cgrp);
 	if (!m)
 		return -ENOMEM;
@@ -233,9 +318,11 @@ int mfr_policy_memfd_created(struct file *file, unsigned int flags)
 
 	/* Called through the hooks, which hold a module reference. */
 	mutex_lock(&mfr_memfds_lock);
-	mfr_memfd_keep(m);
+	err = mfr_memfd_keep(m, &generation);
 	mutex_unlock(&mfr_memfds_lock);
-	return 0;
+	if (err)
+		mfr_memfd_free(m);
+	return err;
 }
 
 void mfr_policy_mapping_evicted(struct address_space *mapping)
@@ -405,9 +492,13 @@ err_inval:
 static int mfr_nl_memfd_set_keep(struct genl_info *info, struct file *file,
 				 u32 budget, struct sk_buff *msg)
 {
+	struct mem_cgroup *memcg = NULL, *old_memcg;
 	struct task_struct *tsk;
 	struct mfr_memfd *m;
 	struct cgroup *cgrp;
+	struct mm_struct *mm;
+	u64 generation;
+	kuid_t uid;
 	int err = 0;
 
 	mutex_lock(&mfr_memfds_lock);
@@ -440,6 +531,7 @@ static int mfr_nl_memfd_set_keep(struct genl_info *info, struct file *file,
 		get_task_struct(tsk);
 		cgrp = task_dfl_cgroup(tsk);
 		cgroup_get(cgrp);
+		uid = task_uid(tsk);
 	}
 	rcu_read_unlock();
 	if (!tsk) {
@@ -447,7 +539,19 @@ static int mfr_nl_memfd_set_keep(struct genl_info *info, struct file *file,
 				    "pid: the process exited");
 		return -ESRCH;
 	}
-	m = mfr_memfd_new(file, mfr_memfd_name(file), tsk, cgrp);
+	/*
+	 * The record is the holder's to pay for, not the operator's (the
+	 * few bytes of index nodes are the operator's).
+	 */
+	mm = get_task_mm(tsk);
+	if (mm) {
+		memcg = get_mem_cgroup_from_mm(mm);
+		mmput(mm);
+	}
+	old_memcg = set_active_memcg(memcg);
+	m = mfr_memfd_new(file, mfr_memfd_name(file), tsk, uid, cgrp);
+	set_active_memcg(old_memcg);
+	mem_cgroup_put(memcg);
 	cgroup_put(cgrp);
 	put_task_struct(tsk);
 	if (!m)
@@ -466,7 +570,14 @@ static int mfr_nl_memfd_set_keep(struct genl_info *info, struct file *file,
 		mfr_memfd_free(m);
 		return -EAGAIN;
 	}
-	err = mfr_memfd_fill(msg, m, mfr_memfd_keep(m));
+	err = mfr_memfd_keep(m, &generation);
+	if (err) {
+		mutex_unlock(&mfr_memfds_lock);
+		module_put(THIS_MODULE);
+		mfr_memfd_free(m);
+		return err;
+	}
+	err = mfr_memfd_fill(msg, m, generation);
 	module_put(THIS_MODULE);
 out:
 	mutex_unlock(&mfr_memfds_lock);
@@ -553,21 +664,22 @@ out:
 	return err;
 }
 
-/* Resumes at the position reached: dumps interrupted by changes say so. */
+/*
+ * Resumes after the last id sent, so memfds created or evicted between two
+ * passes neither repeat nor hide others; such dumps are marked interrupted.
+ */
 int mfr_nl_memfd_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	unsigned long *pos = (unsigned long *)cb->ctx;
-	unsigned long i = 0;
+	unsigned long *next_id = (unsigned long *)cb->ctx;
 	struct mfr_memfd *m;
+	unsigned long id;
 	u64 generation;
 	void *hdr;
 	int err = 0;
 
 	mutex_lock(&mfr_memfds_lock);
 	generation = mfr_nl_dump_seq(cb);
-	list_for_each_entry(m, &mfr_memfds, node) {
-		if (i++ < *pos)
-			continue;
+	xa_for_each_start(&mfr_memfds, id, m, *next_id) {
 		hdr = mfr_nl_dump_put(skb, cb, MFR_CMD_MEMFD_GET);
 		if (!hdr) {
 			err = -EMSGSIZE;
@@ -579,7 +691,7 @@ int mfr_nl_memfd_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 			break;
 		}
 		genlmsg_end(skb, hdr);
-		(*pos)++;
+		*next_id = id + 1;
 	}
 	mutex_unlock(&mfr_memfds_lock);
 	return mfr_nl_dump_done(skb, err);

@@ -10,6 +10,8 @@ struct folio;
 struct page;
 struct task_struct;
 
+int mfr_policy_init(void);
+void mfr_policy_exit(void);
 int mfr_policy_memfd_created(struct file *file, unsigned int flags);
 void mfr_policy_mapping_evicted(struct address_space *mapping);
 bool mfr_policy_page_poisoned(struct folio *folio, struct page *page);

@@ -18,6 +18,7 @@ struct mfr_stats {
 	atomic_long_t healthy_pages_returned;
 	atomic_long_t budget_fallbacks;
 	atomic_long_t signals_sent;
+	atomic_long_t events_suppressed;
 };
 
 extern struct mfr_stats mfr_stats;

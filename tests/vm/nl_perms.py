@@ -2,6 +2,9 @@
 """Permission checks, run under reduced credentials by t-permissions.sh.
 
   nl_perms.py nobody          every request but status-get: EPERM; no events
+  nl_perms.py netns           from a network namespace other than the
+                              initial one, without CAP_NET_ADMIN there:
+                              every request, status-get too, EPERM
   nl_perms.py noptrace PID FD memfd-set on a process we may not ptrace: EPERM
 """
 import errno
@@ -13,9 +16,13 @@ from nltest import NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST, Raw, check, errname, fa
 raw = Raw()
 EPERM = errno.EPERM
 
-if sys.argv[1] == 'nobody':
+if sys.argv[1] in ('nobody', 'netns'):
     e, msg, _, _ = raw.request(1)
-    check(e == 0, f'status-get works ({errname(e)})')
+    if sys.argv[1] == 'nobody':
+        check(e == 0, f'status-get works ({errname(e)})')
+    else:
+        check(e == EPERM and 'initial network namespace' in msg,
+              f'status-get: EPERM naming the initial network namespace (got {errname(e)}, "{msg}")')
     for name, cmd, payload, flags in (
             ('rule-add', 2, u32(6, 1), 0), ('rule-del', 3, u32(1, 1), 0),
             ('rule-get', 4, b'', NLM_F_DUMP), ('memfd-get', 5, b'', NLM_F_DUMP),
@@ -23,12 +30,13 @@ if sys.argv[1] == 'nobody':
             ('poison-get', 7, b'', NLM_F_DUMP)):
         e, msg, _, _ = raw.request(cmd, payload, NLM_F_REQUEST | NLM_F_ACK | flags)
         check(e == EPERM, f'{name}: EPERM (got {errname(e)})')
-    try:
-        family().ntf_subscribe('events')
-        joined = 0
-    except OSError as err:
-        joined = err.errno
-    check(joined == EPERM, f'joining "events": EPERM (got {errname(joined)})')
+    if sys.argv[1] == 'nobody':
+        try:
+            family().ntf_subscribe('events')
+            joined = 0
+        except OSError as err:
+            joined = err.errno
+        check(joined == EPERM, f'joining "events": EPERM (got {errname(joined)})')
 else:
     pid, fd = int(sys.argv[2]), int(sys.argv[3])
     e, msg, _, _ = raw.request(6, u32(3, pid) + u32(14, fd) + u32(9, 1))

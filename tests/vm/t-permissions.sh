@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Status is open to everyone; the events group only to CAP_SYS_ADMIN.
+# Status is open to everyone in the initial network namespace (other
+# namespaces: t-nl-netns); the events group only to CAP_SYS_ADMIN.
 . ./lib.sh
 
 # The YNL library lives in the (root-only) kernel cache: give nobody a copy.
