@@ -71,6 +71,12 @@ static const struct mfr_attr rule_attrs[] = {
 	[MFR_A_RULE_GENERATION] = UINT("generation"),
 };
 
+static const struct mfr_attr rule_set_attrs[] = {
+	[MFR_A_RULE_SET_RULE] = { .name = "rule", .type = MFR_ATTR_NEST,
+				  .nested = &mfr_attr_sets[MFR_SET_RULE] },
+	[MFR_A_RULE_SET_GENERATION] = UINT("generation"),
+};
+
 static const struct mfr_attr memfd_attrs[] = {
 	[MFR_A_MEMFD_INODE] = UINT("inode"),
 	[MFR_A_MEMFD_NAME] = STRING("name"),
@@ -110,6 +116,8 @@ _Static_assert(ARRAY_SIZE(status_attrs) == MFR_A_STATUS_MAX + 1,
 	       "status attribute set out of date with linux/mfr.h");
 _Static_assert(ARRAY_SIZE(rule_attrs) == MFR_A_RULE_MAX + 1,
 	       "rule attribute set out of date with linux/mfr.h");
+_Static_assert(ARRAY_SIZE(rule_set_attrs) == MFR_A_RULE_SET_MAX + 1,
+	       "rule-set attribute set out of date with linux/mfr.h");
 _Static_assert(ARRAY_SIZE(memfd_attrs) == MFR_A_MEMFD_MAX + 1,
 	       "memfd attribute set out of date with linux/mfr.h");
 _Static_assert(ARRAY_SIZE(poison_attrs) == MFR_A_POISON_MAX + 1,
@@ -121,6 +129,7 @@ const struct mfr_attr_set mfr_attr_sets[] = {
 	[MFR_SET_RULE] = SET("rule", rule_attrs),
 	[MFR_SET_MEMFD] = SET("memfd", memfd_attrs),
 	[MFR_SET_POISON] = SET("poison", poison_attrs),
+	[MFR_SET_RULE_SET] = SET("rule-set", rule_set_attrs),
 };
 
 struct mfr_cmd {
@@ -152,6 +161,7 @@ static const struct mfr_cmd cmds[] = {
 					"folio-pending" },
 	[MFR_CMD_FOLIO_OFFLINED_NTF] = { "folio-offlined-ntf", MFR_SET_POISON,
 					 "folio-offlined" },
+	[MFR_CMD_RULE_REPLACE] = { "rule-replace", MFR_SET_RULE_SET },
 };
 
 _Static_assert(ARRAY_SIZE(cmds) == MFR_CMD_MAX + 1,

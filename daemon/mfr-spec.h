@@ -17,6 +17,7 @@ enum mfr_attr_type {
 	MFR_ATTR_U32,
 	MFR_ATTR_UINT,		/* YNL "uint": 4 or 8 bytes on the wire */
 	MFR_ATTR_STRING,
+	MFR_ATTR_NEST,		/* attributes of another set, see nested */
 };
 
 struct mfr_enum {
@@ -28,6 +29,7 @@ struct mfr_attr {
 	const char *name;
 	enum mfr_attr_type type;
 	const struct mfr_enum *values;	/* NULL unless the u32 is an enum */
+	const struct mfr_attr_set *nested;	/* MFR_ATTR_NEST only */
 };
 
 struct mfr_attr_set {
@@ -41,6 +43,7 @@ enum mfr_set_id {
 	MFR_SET_RULE,
 	MFR_SET_MEMFD,
 	MFR_SET_POISON,
+	MFR_SET_RULE_SET,
 };
 
 extern const struct mfr_attr_set mfr_attr_sets[];
@@ -49,7 +52,9 @@ extern const struct mfr_attr_set mfr_attr_sets[];
 /* Highest attribute type of any set: parse tables have one more entry. */
 #define MFR_SPEC_MAX_ATTR						\
 	MFR_SPEC_MAX2(MFR_SPEC_MAX2(MFR_A_STATUS_MAX, MFR_A_RULE_MAX),	\
-		      MFR_SPEC_MAX2(MFR_A_MEMFD_MAX, MFR_A_POISON_MAX))
+		      MFR_SPEC_MAX2(MFR_SPEC_MAX2(MFR_A_MEMFD_MAX,	\
+						  MFR_A_POISON_MAX),	\
+				    MFR_A_RULE_SET_MAX))
 
 extern const struct mfr_enum mfr_policy_enum;
 extern const struct mfr_enum mfr_memfd_state_enum;

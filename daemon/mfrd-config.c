@@ -249,13 +249,14 @@ static bool first_time(struct reader *r, unsigned int *seen)
 /* ---- mfrd.conf ---- */
 
 enum { C_STATE_DIR, C_METRICS_FILE, C_METRICS_INTERVAL, C_OFFLINE, C_WATCHDOG,
-       C_NR };
+       C_READY_WITHOUT_MODULE, C_NR };
 static const char *const config_keys[C_NR] = {
 	[C_STATE_DIR] = "state_dir",
 	[C_METRICS_FILE] = "metrics_file",
 	[C_METRICS_INTERVAL] = "metrics_interval",
 	[C_OFFLINE] = "offline_recorded_pfns",
 	[C_WATCHDOG] = "watchdog",
+	[C_READY_WITHOUT_MODULE] = "ready_without_module",
 };
 
 static int key_index(const char *const *keys, int n, const char *key)
@@ -307,6 +308,9 @@ static void config_key(struct reader *r, struct mfrd_config *c,
 		break;
 	case C_WATCHDOG:
 		parse_bool(r, &c->watchdog);
+		break;
+	case C_READY_WITHOUT_MODULE:
+		parse_bool(r, &c->ready_without_module);
 		break;
 	}
 }
@@ -426,11 +430,12 @@ static void rule_key(struct reader *r, struct mfrd_rule *rule,
 		break;
 	case R_ACTION:
 		a = mfr_enum_value(&mfr_policy_enum, r->value);
-		if (a < 0)
+		if (a < 0) {
 			err_add(r->errs, r->path, r->line,
 				"%s: \"%s\" is not keep or default", r->key,
 				r->value);
-		else
+			rule->action = UINT32_MAX;	/* neither */
+		} else
 			rule->action = (uint32_t)a;
 		break;
 	case R_BUDGET:
@@ -451,6 +456,10 @@ static void rule_end(struct reader *r, struct mfrd_rules *rules,
 	if (!seen[R_ACTION])
 		err_add(r->errs, r->path, rule->line,
 			"rule has no action (keep or default)");
+	/* The module refuses it: a budget only limits what is kept. */
+	else if (rule->has_budget && rule->action == MFR_POLICY_DEFAULT)
+		err_add(r->errs, r->path, seen[R_BUDGET],
+			"budget: only for action keep");
 }
 
 /* Append the rules of one open file to *rules; errors go to r->errs. */
@@ -506,6 +515,12 @@ static void rules_file(const char *path, struct mfrd_rules *rules,
 static int finish(struct mfrd_rules *tmp, struct mfrd_errors *e,
 		  struct mfrd_rules *rules, struct mfrd_errors *errs)
 {
+	/* The module holds at most MFR_RULES_MAX and refuses a bigger set. */
+	if (tmp->n > MFR_RULES_MAX)
+		err_add(e, tmp->v[MFR_RULES_MAX].file,
+			tmp->v[MFR_RULES_MAX].line,
+			"rule %d of %zu: mfr.ko holds at most %d rules",
+			MFR_RULES_MAX + 1, tmp->n, MFR_RULES_MAX);
 	if (e->n) {
 		mfrd_rules_free(tmp);
 		*errs = *e;
@@ -571,4 +586,35 @@ int mfrd_rules_load_dir(const char *dir, struct mfrd_rules *rules,
 	}
 	free(names);
 	return finish(&tmp, &e, rules, errs);
+}
+
+int mfrd_rules_check_host(const struct mfrd_rules *rules,
+			  const char *cgroup_root, struct mfrd_errors *errs)
+{
+	struct mfrd_errors e = { 0 };
+	struct stat st;
+	char *path;
+
+	for (size_t i = 0; i < rules->n; i++) {
+		const struct mfrd_rule *r = &rules->v[i];
+
+		if (!r->cgroup_path)
+			continue;
+		if (asprintf(&path, "%s%s", cgroup_root, r->cgroup_path) < 0)
+			abort();
+		if (stat(path, &st) < 0)
+			err_add(&e, r->file, r->line,
+				"cgroup-path: %s: no such cgroup v2 (%s: %s)",
+				r->cgroup_path, path, strerror(errno));
+		else if (!S_ISDIR(st.st_mode))
+			err_add(&e, r->file, r->line,
+				"cgroup-path: %s: not a cgroup (%s is not a directory)",
+				r->cgroup_path, path);
+		free(path);
+	}
+	if (e.n) {
+		*errs = e;
+		return -1;
+	}
+	return 0;
 }

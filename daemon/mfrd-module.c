@@ -164,6 +164,7 @@ int mfrd_module_try_connect(struct mfrd *d)
 	mfrd_log_send(l);
 	mfrd_report_soon(d);
 	mfrd_report_status(d, NULL);
+	mfrd_ready_if_protected(d);
 	return 0;
 }
 

@@ -56,10 +56,25 @@ static void snapshot(struct mfrd *d, struct snapshot *s)
 	} else {
 		memset(s->m.has, 0, sizeof(s->m.has));
 	}
-	if (!mfrd_store_count_states(d->store, s->m.pages))
+	if (!mfrd_store_count_states(d->store, s->m.pages)) {
+		s->m.has_pages = true;
 		for (int i = 0; i < MFRD_PAGE_STATES; i++)
 			s->pages += s->m.pages[i];
+	} else {
+		mfrd_store_failed(d, mfrd_store_error(d->store));
+	}
+	s->m.has_earlier_boot_pfns = !d->store_in_memory;
 	s->m.earlier_boot_pfns = d->earlier_boot_pfns;
+	s->m.daemon_version = MFRCTL_VERSION;
+	s->m.protected = d->connected && !d->rules_refused;
+	s->m.waiting_for_module = !d->connected;
+	s->m.store_errors = d->store_errors;
+	s->m.store_recovered = d->store_moved_to || d->store_in_memory;
+	s->m.store_in_memory = d->store_in_memory;
+	s->m.rules_pushed_time = d->rules_pushed_usec / 1e6;
+	s->m.reload_ok_time = d->reload_ok_usec / 1e6;
+	s->m.reloads_failed = d->reloads_failed;
+	s->m.write_time = mfrd_now_usec() / 1e6;
 }
 
 static uint64_t now_monotonic(void)
@@ -76,21 +91,30 @@ static void send_status(struct mfrd *d, const struct snapshot *s,
 	char *status;
 	int r;
 
+	char pages[64] = "pages recorded: store unreadable";
+	const char *store = d->store_in_memory ?
+			    "; store in memory only (see the journal)" :
+			    d->store_moved_to ?
+			    "; a damaged store was moved aside (see the journal)" : "";
+
+	if (s->m.has_pages)
+		snprintf(pages, sizeof(pages), "%" PRIu64 " pages recorded",
+			 s->pages);
 	if (!d->connected)
-		r = asprintf(&status, "waiting for mfr.ko%s%s",
-			     d->note ? "; " : "", d->note ?: "");
+		r = asprintf(&status, "waiting for mfr.ko: HugeTLB memfds are not protected%s%s%s",
+			     store, d->note ? "; " : "", d->note ?: "");
 	else
-		r = asprintf(&status, "%" PRIu64 " rules, %" PRIu64 " pages recorded, module loaded, generation %" PRIu64 "%s%s%s",
+		r = asprintf(&status, "%" PRIu64 " rules, %s, module loaded, generation %" PRIu64 "%s%s%s%s",
 			     s->m.has[MFR_A_STATUS_RULES] ?
 			     s->m.status[MFR_A_STATUS_RULES] :
 			     (uint64_t)d->rules.n,
-			     s->pages,
+			     pages,
 			     s->m.has[MFR_A_STATUS_GENERATION] ?
 			     s->m.status[MFR_A_STATUS_GENERATION] :
 			     d->generation,
 			     d->rules_refused ?
-			     "; the module refused the rules" : "",
-			     d->note ? "; " : "", d->note ?: "");
+			     "; the module refused the rules: not protected" : "",
+			     store, d->note ? "; " : "", d->note ?: "");
 	if (r < 0)
 		abort();
 	if (extra || !d->status || strcmp(status, d->status))

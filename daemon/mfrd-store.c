@@ -216,8 +216,10 @@ static int setup(struct mfrd_store *s, const char *path)
 	if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &st,
 			       NULL))
 		return fail(s, path);
+	/* In memory (mfrd's last resort when no file store works): no WAL. */
 	wal = sqlite3_step(st) == SQLITE_ROW &&
-	      !sqlite3_stricmp((const char *)sqlite3_column_text(st, 0), "wal");
+	      (!sqlite3_stricmp((const char *)sqlite3_column_text(st, 0),
+				"wal") || !strcmp(path, MFRD_STORE_IN_MEMORY));
 	sqlite3_finalize(st);
 	if (!wal) {
 		snprintf(s->err, sizeof(s->err), "%s: cannot use WAL mode: %s",
@@ -230,6 +232,19 @@ static int setup(struct mfrd_store *s, const char *path)
 	 */
 	if (exec(s, "PRAGMA synchronous = FULL", "synchronous") || migrate(s))
 		return -1;
+	/* A damaged file must be found now, not at the first error. */
+	if (sqlite3_prepare_v2(s->db, "PRAGMA quick_check", -1, &st, NULL))
+		return fail(s, path);
+	if (sqlite3_step(st) != SQLITE_ROW ||
+	    strcmp((const char *)sqlite3_column_text(st, 0), "ok")) {
+		snprintf(s->err, sizeof(s->err), "%s: integrity check failed: %s",
+			 path, sqlite3_column_text(st, 0) ?
+			 (const char *)sqlite3_column_text(st, 0) :
+			 sqlite3_errmsg(s->db));
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_finalize(st);
 	for (int i = 0; i < ST_NR; i++)
 		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1,
 				       SQLITE_PREPARE_PERSISTENT, &s->st[i],

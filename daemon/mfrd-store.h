@@ -67,6 +67,9 @@ struct mfrd_event {
 
 struct mfrd_store;
 
+/* The path of a store kept in memory only, lost when mfrd exits. */
+#define MFRD_STORE_IN_MEMORY	":memory:"
+
 /*
  * Open (creating it if need be) the database at path, migrate it to
  * MFRD_STORE_SCHEMA_VERSION, and stamp every record written through the

@@ -12,6 +12,39 @@
 #include "mfrd-metrics.h"
 #include "unit.h"
 
+#define DAEMON_TEXT(version, protected, waiting, pushed, reload_ok,	\
+		    reloads_failed, store_errors, recovered, in_memory, written) \
+	"# HELP mfrd_build_info Version of mfrd, as a label.\n"		\
+	"# TYPE mfrd_build_info gauge\n"					\
+	"mfrd_build_info{version=\"" version "\"} 1\n"			\
+	"# HELP mfrd_protected Whether the configured rules are in the module (1) or not (0).\n" \
+	"# TYPE mfrd_protected gauge\n"					\
+	"mfrd_protected " protected "\n"					\
+	"# HELP mfrd_waiting_for_module Whether mfrd waits for the mfr module to be loaded.\n" \
+	"# TYPE mfrd_waiting_for_module gauge\n"				\
+	"mfrd_waiting_for_module " waiting "\n"				\
+	"# HELP mfrd_rules_pushed_timestamp_seconds When the rules were last pushed to the module (0: never).\n" \
+	"# TYPE mfrd_rules_pushed_timestamp_seconds gauge\n"		\
+	"mfrd_rules_pushed_timestamp_seconds " pushed "\n"			\
+	"# HELP mfrd_last_reload_success_timestamp_seconds When the configuration was last loaded successfully (start or reload).\n" \
+	"# TYPE mfrd_last_reload_success_timestamp_seconds gauge\n"	\
+	"mfrd_last_reload_success_timestamp_seconds " reload_ok "\n"	\
+	"# HELP mfrd_reloads_failed_total Reloads refused since mfrd started (configuration errors or rules refused by the module).\n" \
+	"# TYPE mfrd_reloads_failed_total counter\n"			\
+	"mfrd_reloads_failed_total " reloads_failed "\n"			\
+	"# HELP mfrd_store_errors_total Failed reads and writes of mfrd's store since mfrd started.\n" \
+	"# TYPE mfrd_store_errors_total counter\n"				\
+	"mfrd_store_errors_total " store_errors "\n"			\
+	"# HELP mfrd_store_recovered Whether mfrd moved a damaged or unwritable store aside at start.\n" \
+	"# TYPE mfrd_store_recovered gauge\n"				\
+	"mfrd_store_recovered " recovered "\n"				\
+	"# HELP mfrd_store_in_memory Whether mfrd keeps its records in memory only (no usable store file).\n" \
+	"# TYPE mfrd_store_in_memory gauge\n"				\
+	"mfrd_store_in_memory " in_memory "\n"				\
+	"# HELP mfrd_metrics_write_timestamp_seconds When mfrd wrote this file: a stale value means mfrd is not running.\n" \
+	"# TYPE mfrd_metrics_write_timestamp_seconds gauge\n"		\
+	"mfrd_metrics_write_timestamp_seconds " written "\n"
+
 static const char loaded_text[] =
 	"# HELP mfr_module_loaded Whether the mfr module is loaded (its family answers).\n"
 	"# TYPE mfr_module_loaded gauge\n"
@@ -57,21 +90,20 @@ static const char loaded_text[] =
 	"mfr_poisoned_pages{state=\"fallback\"} 4\n"
 	"# HELP mfr_poisoned_pfns_earlier_boots Distinct poisoned pfns recorded in earlier boots.\n"
 	"# TYPE mfr_poisoned_pfns_earlier_boots gauge\n"
-	"mfr_poisoned_pfns_earlier_boots 17\n";
+	"mfr_poisoned_pfns_earlier_boots 17\n"
+	DAEMON_TEXT("0.1.0", "1", "0", "1700000000.500", "1700000001.250",
+		    "2", "3", "1", "0", "1700000002.125");
 
+/*
+ * Without the module, and with a store that could not be read: the page
+ * counts are left out, not written as zeros.
+ */
 static const char unloaded_text[] =
 	"# HELP mfr_module_loaded Whether the mfr module is loaded (its family answers).\n"
 	"# TYPE mfr_module_loaded gauge\n"
 	"mfr_module_loaded 0\n"
-	"# HELP mfr_poisoned_pages Poisoned 4 KiB pages recorded in this boot, by state.\n"
-	"# TYPE mfr_poisoned_pages gauge\n"
-	"mfr_poisoned_pages{state=\"kept\"} 0\n"
-	"mfr_poisoned_pages{state=\"pending\"} 0\n"
-	"mfr_poisoned_pages{state=\"offlined\"} 0\n"
-	"mfr_poisoned_pages{state=\"fallback\"} 0\n"
-	"# HELP mfr_poisoned_pfns_earlier_boots Distinct poisoned pfns recorded in earlier boots.\n"
-	"# TYPE mfr_poisoned_pfns_earlier_boots gauge\n"
-	"mfr_poisoned_pfns_earlier_boots 0\n";
+	DAEMON_TEXT("", "0", "0", "0.000", "0.000", "0", "0", "0", "0",
+		    "0.000");
 
 static ino_t inode_of(const char *path)
 {
@@ -99,7 +131,16 @@ int main(void)
 	m.status[MFR_A_STATUS_GENERATION] = UINT64_MAX;
 	for (int s = 0; s < MFRD_PAGE_STATES; s++)
 		m.pages[s] = (uint64_t)s + 1;
+	m.has_pages = m.has_earlier_boot_pfns = true;
 	m.earlier_boot_pfns = 17;
+	m.daemon_version = "0.1.0";
+	m.protected = true;
+	m.rules_pushed_time = 1700000000.5;
+	m.reload_ok_time = 1700000001.25;
+	m.reloads_failed = 2;
+	m.store_errors = 3;
+	m.store_recovered = true;
+	m.write_time = 1700000002.125;
 
 	/* An old file and a stale PATH.tmp from a crash are both replaced. */
 	unit_write(path, "old\n", -1);
