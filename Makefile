@@ -19,7 +19,7 @@ CFLAGS_HELPERS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 
 HELPERS := $(patsubst tests/helpers/%.c,build/helpers/%,$(wildcard tests/helpers/*.c))
 
-.PHONY: all deps kernel module helpers daemon vm-run test test-peer test-mce demo checkpatch ynl-regen clean \
+.PHONY: all deps deps-daemon kernel module helpers daemon vm-run test test-peer test-mce demo checkpatch ynl-regen clean \
 	install dkms-install e2e bench
 
 all: module helpers daemon
@@ -35,9 +35,13 @@ module: kernel
 
 helpers: $(HELPERS)
 
-# mfrctl (the daemon/ directory's own Makefile, objects in build/daemon)
-daemon: deps
+# mfrctl and mfrd (the daemon/ directory's own Makefile, objects in
+# build/daemon): only the libraries they use, not the kernel's or the VMs'.
+daemon: deps-daemon
 	$(MAKE) -C daemon
+
+deps-daemon:
+	scripts/install-deps.sh --daemon
 
 build/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)
@@ -76,10 +80,16 @@ PREFIX ?= /usr
 MFR_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 DKMS_SRC = $(DESTDIR)/usr/src/mfr-$(MFR_VERSION)
 
+# The unit names the binaries under $(PREFIX)/sbin; modules-load.d loads
+# mfr.ko at boot.
 install:
 	$(MAKE) -C daemon install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
-	install -D -m 0644 systemd/mfrd.service $(DESTDIR)$(PREFIX)/lib/systemd/system/mfrd.service
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	sed 's|/usr/sbin/|$(PREFIX)/sbin/|g' systemd/mfrd.service \
+		>$(DESTDIR)$(PREFIX)/lib/systemd/system/mfrd.service
+	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/system/mfrd.service
 	install -D -m 0644 udev/60-mfr.rules $(DESTDIR)$(PREFIX)/lib/udev/rules.d/60-mfr.rules
+	install -D -m 0644 modules-load.d/mfr.conf $(DESTDIR)$(PREFIX)/lib/modules-load.d/mfr.conf
 
 # What DKMS builds from: dkms.conf and the module's sources, nothing built.
 # Registering is left to the package's postinst when DESTDIR is set.

@@ -7,6 +7,14 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 VIRTME_NG_VERSION=1.42
+# --daemon: only what building mfrd and mfrctl and their host tests use.
+daemon_packages=(
+	make gcc libc6-dev pkg-config libnl-3-dev libnl-genl-3-dev libjson-c-dev
+	libsqlite3-dev libsystemd-dev libudev-dev groff-base
+)
+only_daemon=
+[ "${1:-}" = --daemon ] && only_daemon=1
+
 packages=(
 	# kernel build
 	linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev
@@ -27,10 +35,13 @@ packages=(
 	groff-base
 	# mfrd
 	libsqlite3-dev libsystemd-dev libudev-dev
+	# promtool: the metrics file and the example alerting rules
+	prometheus
 	# make e2e: kernel .debs (bindeb-pkg), the Debian 12 guest image
 	debhelper debootstrap e2fsprogs
 )
 
+[ -n "$only_daemon" ] && packages=("${daemon_packages[@]}")
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
@@ -44,6 +55,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+[ -n "$only_daemon" ] && exit 0
 if ! "$VNG" --version 2>/dev/null | grep -qF "$VIRTME_NG_VERSION"; then
 	echo "installing virtme-ng $VIRTME_NG_VERSION into $MFR_VENV" >&2
 	rm -rf "$MFR_VENV"

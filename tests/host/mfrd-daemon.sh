@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# mfrd itself on the host, without mfr.ko (ASan + UBSan build):
+# - a corrupt store is moved aside and a fresh one started, and the log
+#   and metrics say so; mfrd keeps running;
+# - not READY without the module, unless ready_without_module = yes, and
+#   the metrics say it waits;
+# - "mfrd --reload PID" (the unit's ExecReload) waits for the outcome:
+#   exit 1 with FILE:LINE for refused rules, 0 for good ones;
+# - the metrics file passes "promtool check metrics" when promtool is
+#   installed (Debian's prometheus package).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+make -s -C "$root/daemon" O="$root/build/daemon" "$root/build/daemon/asan/mfrd"
+mfrd=$root/build/daemon/asan/mfrd
+export ASAN_OPTIONS=detect_leaks=1:exitcode=99
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+tmp=$(mktemp -d)
+pid=
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+failed=0
+ok() { echo "ok - $1"; }
+fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
+wait_for() { # SECONDS COMMAND...: poll until COMMAND succeeds
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.2
+	done
+}
+
+mkdir -p "$tmp/state" "$tmp/rules" "$tmp/run"
+export RUNTIME_DIRECTORY=$tmp/run
+printf 'not a database, and more than a header of it: %0200d\n' 0 >"$tmp/state/mfrd.db"
+printf '[rule]\nname-glob = guest-ram*\naction = keep\n' >"$tmp/rules/10-vms.conf"
+cat >"$tmp/mfrd.conf" <<EOC
+state_dir = $tmp/state
+metrics_file = $tmp/mfr.prom
+metrics_interval = 1
+offline_recorded_pfns = no
+watchdog = no
+EOC
+
+# A notify socket of our own: READY=1 must not come without the module.
+python3 - "$tmp/notify" >"$tmp/notify.log" <<'EOP' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+while True:
+    print(s.recv(4096).decode().replace("\n", " | "), flush=True)
+EOP
+listener=$!
+wait_for 10 test -S "$tmp/notify"
+NOTIFY_SOCKET=$tmp/notify "$mfrd" --config "$tmp/mfrd.conf" --rules-dir "$tmp/rules" \
+	>"$tmp/log" 2>&1 &
+pid=$!
+
+if wait_for 30 grep -q '^mfrd_store_recovered 1$' "$tmp/mfr.prom" 2>/dev/null; then
+	ok "metrics: mfrd_store_recovered 1"
+else
+	fail "metrics do not say the store was recovered"; cat "$tmp/log"
+fi
+if ls "$tmp/state"/mfrd.db.broken-* >/dev/null 2>&1 &&
+	grep -q 'not a database' "$tmp/state"/mfrd.db.broken-*; then
+	ok "the corrupt store was moved aside, kept for inspection"
+else
+	fail "no mfrd.db.broken-* with the old content"; ls -la "$tmp/state"
+fi
+if grep -q "cannot be used.*moved aside to $tmp/state/mfrd.db.broken-" "$tmp/log"; then
+	ok "the log says the store was moved aside"
+else
+	fail "no log line about the store"; cat "$tmp/log"
+fi
+if sqlite3_ok=$(python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute('pragma user_version').fetchone()[0])" "$tmp/state/mfrd.db") &&
+	[ "$sqlite3_ok" -ge 1 ]; then
+	ok "a fresh store was started (schema $sqlite3_ok)"
+else
+	fail "no fresh store"
+fi
+grep -q '^mfr_poisoned_pages{state="kept"} 0$' "$tmp/mfr.prom" &&
+	ok "the fresh store's counts are exported" || fail "no page counts in the metrics"
+grep -q '^mfrd_waiting_for_module 1$' "$tmp/mfr.prom" &&
+	grep -q '^mfrd_protected 0$' "$tmp/mfr.prom" &&
+	ok "metrics: waiting for the module, not protected" || fail "metrics do not show the wait"
+if grep -q 'STATUS=waiting for mfr.ko' "$tmp/notify.log" && ! grep -q 'READY=1' "$tmp/notify.log"; then
+	ok "STATUS says it waits, and no READY=1 without the module"
+else
+	fail "notify messages: $(cat "$tmp/notify.log")"
+fi
+
+# Reload: refused rules make "mfrd --reload" fail with FILE:LINE.
+printf '[rule]\nname-glob = scratch-*\naction = default\nbudget = 4\n' >"$tmp/rules/20-bad.conf"
+rc=0
+"$mfrd" --reload "$pid" >"$tmp/reload.out" 2>&1 || rc=$?
+if [ "$rc" = 1 ] && grep -q "^$tmp/rules/20-bad.conf:4: budget: only for action keep" "$tmp/reload.out"; then
+	ok "mfrd --reload: refused rules exit 1 with FILE:LINE"
+else
+	fail "mfrd --reload with a bad rule: exit $rc"; cat "$tmp/reload.out"
+fi
+grep -q '^mfrd_reloads_failed_total 1$' "$tmp/mfr.prom" ||
+	wait_for 5 grep -q '^mfrd_reloads_failed_total 1$' "$tmp/mfr.prom" &&
+	ok "metrics: mfrd_reloads_failed_total 1" || fail "no failed reload in the metrics"
+rm "$tmp/rules/20-bad.conf"
+rc=0
+"$mfrd" --reload "$pid" >"$tmp/reload.out" 2>&1 || rc=$?
+if [ "$rc" = 0 ]; then
+	ok "mfrd --reload: good rules exit 0 ($(head -1 "$tmp/reload.out"))"
+else
+	fail "mfrd --reload with good rules: exit $rc"; cat "$tmp/reload.out"
+fi
+rc=0
+"$mfrd" --reload 1 >"$tmp/reload.out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && ok "mfrd --reload 1: refused as a PID (exit 2)" ||
+	{ fail "mfrd --reload 1: exit $rc"; cat "$tmp/reload.out"; }
+
+if command -v promtool >/dev/null; then
+	if out=$(promtool check metrics <"$tmp/mfr.prom" 2>&1); then
+		ok "promtool check metrics"
+	else
+		fail "promtool check metrics: $out"
+	fi
+else
+	fail "promtool not installed (Debian package prometheus: make deps)"
+fi
+
+kill "$pid"
+rc=0
+wait "$pid" || rc=$?
+pid=
+kill "$listener" 2>/dev/null || true
+[ "$rc" = 0 ] && ok "mfrd stops cleanly on SIGTERM (no ASan report)" ||
+	{ fail "mfrd exit $rc on SIGTERM"; tail -20 "$tmp/log"; }
+
+# ready_without_module: READY=1 at once, the wait still shown.
+echo 'ready_without_module = yes' >>"$tmp/mfrd.conf"
+python3 - "$tmp/notify2" >"$tmp/notify2.log" <<'EOP' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+while True:
+    print(s.recv(4096).decode().replace("\n", " | "), flush=True)
+EOP
+listener=$!
+wait_for 10 test -S "$tmp/notify2"
+NOTIFY_SOCKET=$tmp/notify2 "$mfrd" --config "$tmp/mfrd.conf" --rules-dir "$tmp/rules" \
+	>"$tmp/log2" 2>&1 &
+pid=$!
+if wait_for 30 grep -q 'READY=1.*STATUS=waiting for mfr.ko' "$tmp/notify2.log"; then
+	ok "ready_without_module = yes: READY=1 with STATUS waiting"
+else
+	fail "ready_without_module: $(cat "$tmp/notify2.log")"
+fi
+kill "$pid"; wait "$pid" || true; pid=
+kill "$listener" 2>/dev/null || true
+
+[ "$failed" = 0 ] && echo "all mfrd daemon checks passed"
+[ "$failed" = 0 ]
