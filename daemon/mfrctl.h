@@ -32,7 +32,7 @@ enum {
 struct mfrctl {
 	const char *what;	/* the command, as errors name it */
 	const char *denied;	/* the likely reason of an EPERM */
-	bool json;
+	bool json;		/* output_opts.json */
 	struct mfr_genl *genl;
 
 	unsigned int given;	/* OPT_* seen on the command line */
@@ -95,5 +95,9 @@ int poison_list_run(struct mfrctl *ctl);
 int monitor_run(struct mfrctl *ctl);
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* The columns of each listing, for -o and --help. */
+extern const struct column rule_cols[], memfd_cols[], poison_cols[];
+extern const size_t rule_ncols, memfd_ncols, poison_ncols;
 
 #endif /* MFRCTL_H */

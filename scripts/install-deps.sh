@@ -10,7 +10,7 @@ VIRTME_NG_VERSION=1.42
 # --daemon: only what building mfrd and mfrctl and their host tests use.
 daemon_packages=(
 	make gcc libc6-dev pkg-config libnl-3-dev libnl-genl-3-dev libjson-c-dev
-	libsqlite3-dev libsystemd-dev libudev-dev groff-base
+	libsmartcols-dev libsqlite3-dev libsystemd-dev libudev-dev groff-base
 )
 only_daemon=
 [ "${1:-}" = --daemon ] && only_daemon=1
@@ -30,7 +30,10 @@ packages=(
 	# checkpatch.pl SPDX checks
 	python3-ply python3-git
 	# mfrctl and mfrd
-	pkg-config libnl-3-dev libnl-genl-3-dev libjson-c-dev
+	pkg-config libnl-3-dev libnl-genl-3-dev libjson-c-dev libsmartcols-dev
+	# jq: the VM tests check mfrctl's JSON by path; bash-completion for
+	# the completion's host test
+	jq bash-completion
 	# man page checks
 	groff-base
 	# mfrd

@@ -11,7 +11,7 @@ rows_same() {
 }
 no_restart() { systemctl is-active -q mfrd && [ "$(unit_prop mfrd NRestarts)" = "$restarts_before" ]; }
 rules_back() {
-	mfrctl -j rules list | json "any(r['name-glob'] == 'guest-ram*' for r in d)"
+	mfrctl -j rules list | json "any(r['name_glob'] == 'guest-ram*' for r in d)"
 }
 
 check "rmmod mfr" rmmod mfr

@@ -21,7 +21,7 @@ mfrd_wanted_by_device() {
 }
 guest_ram_rule_pushed() {
 	mfrctl -j rules list |
-		json "any(r['name-glob'] == 'guest-ram*' and r['action'] == 'keep' for r in d)"
+		json "any(r['name_glob'] == 'guest-ram*' and r['action'] == 'keep' for r in d)"
 }
 mfrd_status() { systemctl show -p StatusText --value mfrd | grep .; }
 store_is_wal() { [ "$(sql 'PRAGMA journal_mode')" = wal ]; }
