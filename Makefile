@@ -19,7 +19,7 @@ CFLAGS_HELPERS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 
 HELPERS := $(patsubst tests/helpers/%.c,build/helpers/%,$(wildcard tests/helpers/*.c))
 
-.PHONY: all deps deps-daemon kernel module helpers daemon vm-run test test-peer test-mce demo checkpatch ynl-regen clean \
+.PHONY: all deps deps-daemon deb install-system kernel module helpers daemon vm-run test test-peer test-mce demo checkpatch ynl-regen clean \
 	install dkms-install e2e bench
 
 all: module helpers daemon
@@ -77,6 +77,9 @@ ynl-regen: deps
 # offlining of earlier pfns without waiting for the module.
 DESTDIR ?=
 PREFIX ?= /usr
+# Debian 12's debhelper looks for units and rules under /lib.
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
 MFR_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 DKMS_SRC = $(DESTDIR)/usr/src/mfr-$(MFR_VERSION)
 
@@ -84,11 +87,15 @@ DKMS_SRC = $(DESTDIR)/usr/src/mfr-$(MFR_VERSION)
 # mfr.ko at boot.
 install:
 	$(MAKE) -C daemon install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
-	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	$(MAKE) install-system DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+
+# What systemd, udev and modules-load read (debian/rules uses it too).
+install-system:
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
 	sed 's|/usr/sbin/|$(PREFIX)/sbin/|g' systemd/mfrd.service \
-		>$(DESTDIR)$(PREFIX)/lib/systemd/system/mfrd.service
-	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/system/mfrd.service
-	install -D -m 0644 udev/60-mfr.rules $(DESTDIR)$(PREFIX)/lib/udev/rules.d/60-mfr.rules
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/mfrd.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/mfrd.service
+	install -D -m 0644 udev/60-mfr.rules $(DESTDIR)$(UDEVRULESDIR)/60-mfr.rules
 	install -D -m 0644 modules-load.d/mfr.conf $(DESTDIR)$(PREFIX)/lib/modules-load.d/mfr.conf
 
 # What DKMS builds from: dkms.conf and the module's sources, nothing built.
@@ -103,6 +110,17 @@ dkms-install:
 	install -m 0644 module/include/uapi/linux/*.h $(DKMS_SRC)/module/include/uapi/linux/
 	if [ -z "$(DESTDIR)" ] && ! dkms status -m mfr -v $(MFR_VERSION) | grep -q .; then \
 		dkms add mfr/$(MFR_VERSION); fi
+
+# mfr-dkms and mfrd .debs (debian/) into build/deb, built from a copy of
+# the tracked files so that dpkg-buildpackage writes nothing outside build/.
+DEB_SRC = build/deb/mfr-$(MFR_VERSION)
+deb:
+	scripts/install-deps.sh --deb
+	rm -rf build/deb && mkdir -p $(DEB_SRC)
+	git ls-files -z --cached --others --exclude-standard | \
+		grep -zv '^build/' | xargs -0 cp --parents -t $(DEB_SRC)
+	cd $(DEB_SRC) && dpkg-buildpackage -b -us -uc
+	ls build/deb/*.deb
 
 # Two non-debug kernels, with and without the series, and one VM each
 # (bench/run.sh); writes bench/RESULTS.md.

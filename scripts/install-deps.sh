@@ -12,8 +12,13 @@ daemon_packages=(
 	make gcc libc6-dev pkg-config libnl-3-dev libnl-genl-3-dev libjson-c-dev
 	libsmartcols-dev libsqlite3-dev libsystemd-dev libudev-dev groff-base
 )
+# --deb: that, and what "make deb" and its lintian check use.
+deb_packages=(debhelper dh-dkms dpkg-dev lintian)
 only_daemon=
-[ "${1:-}" = --daemon ] && only_daemon=1
+case "${1:-}" in
+--daemon) only_daemon=1 ;;
+--deb) only_daemon=1; daemon_packages+=("${deb_packages[@]}") ;;
+esac
 
 packages=(
 	# kernel build
@@ -42,6 +47,8 @@ packages=(
 	prometheus
 	# make e2e: kernel .debs (bindeb-pkg), the Debian 12 guest image
 	debhelper debootstrap e2fsprogs
+	# make deb: mfr-dkms and mfrd packages, checked by lintian
+	dh-dkms dpkg-dev lintian
 )
 
 [ -n "$only_daemon" ] && packages=("${daemon_packages[@]}")
