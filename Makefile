@@ -97,6 +97,8 @@ install-system:
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/mfrd.service
 	install -D -m 0644 udev/60-mfr.rules $(DESTDIR)$(UDEVRULESDIR)/60-mfr.rules
 	install -D -m 0644 modules-load.d/mfr.conf $(DESTDIR)$(PREFIX)/lib/modules-load.d/mfr.conf
+	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/doc/mfr/examples \
+		prometheus/mfr-alerts.yml prometheus/mfr-alerts.test.yml
 
 # What DKMS builds from: dkms.conf and the module's sources, nothing built.
 # Registering is left to the package's postinst when DESTDIR is set.

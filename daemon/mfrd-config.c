@@ -249,7 +249,8 @@ static bool first_time(struct reader *r, unsigned int *seen)
 /* ---- mfrd.conf ---- */
 
 enum { C_STATE_DIR, C_METRICS_FILE, C_METRICS_INTERVAL, C_OFFLINE, C_WATCHDOG,
-       C_READY_WITHOUT_MODULE, C_NR };
+       C_READY_WITHOUT_MODULE, C_EVENTS_MAX_AGE_DAYS, C_EVENTS_MAX_ROWS,
+       C_LOG_RATE_LIMIT_BURST, C_LOG_RATE_LIMIT_INTERVAL, C_NR };
 static const char *const config_keys[C_NR] = {
 	[C_STATE_DIR] = "state_dir",
 	[C_METRICS_FILE] = "metrics_file",
@@ -257,6 +258,10 @@ static const char *const config_keys[C_NR] = {
 	[C_OFFLINE] = "offline_recorded_pfns",
 	[C_WATCHDOG] = "watchdog",
 	[C_READY_WITHOUT_MODULE] = "ready_without_module",
+	[C_EVENTS_MAX_AGE_DAYS] = "events_max_age_days",
+	[C_EVENTS_MAX_ROWS] = "events_max_rows",
+	[C_LOG_RATE_LIMIT_BURST] = "log_rate_limit_burst",
+	[C_LOG_RATE_LIMIT_INTERVAL] = "log_rate_limit_interval",
 };
 
 static int key_index(const char *const *keys, int n, const char *key)
@@ -312,6 +317,22 @@ static void config_key(struct reader *r, struct mfrd_config *c,
 	case C_READY_WITHOUT_MODULE:
 		parse_bool(r, &c->ready_without_module);
 		break;
+	case C_EVENTS_MAX_AGE_DAYS:
+		if (parse_u64(r, 0, 36500, &v))
+			c->events_max_age_days = (unsigned int)v;
+		break;
+	case C_EVENTS_MAX_ROWS:
+		if (parse_u64(r, 0, UINT32_MAX, &v))
+			c->events_max_rows = v;
+		break;
+	case C_LOG_RATE_LIMIT_BURST:
+		if (parse_u64(r, 0, 1000000, &v))
+			c->log_rate_limit_burst = (unsigned int)v;
+		break;
+	case C_LOG_RATE_LIMIT_INTERVAL:
+		if (parse_u64(r, 1, 86400, &v))
+			c->log_rate_limit_interval = (unsigned int)v;
+		break;
 	}
 }
 
@@ -325,6 +346,10 @@ int mfrd_config_load(const char *path, struct mfrd_config *cfg,
 		.metrics_interval = 60,
 		.offline_recorded_pfns = true,
 		.watchdog = true,
+		.events_max_age_days = 90,
+		.events_max_rows = 100000,
+		.log_rate_limit_burst = 50,
+		.log_rate_limit_interval = 60,
 	};
 	struct mfrd_errors e = { 0 };
 	struct reader r = { .path = path, .errs = &e };

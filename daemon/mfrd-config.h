@@ -31,6 +31,10 @@ struct mfrd_config {
 	bool offline_recorded_pfns;	/* hard-offline pfns of earlier boots */
 	bool watchdog;			/* honour systemd's WatchdogSec= */
 	bool ready_without_module;	/* READY=1 before mfr.ko is there */
+	unsigned int events_max_age_days;	/* events log retention; 0: none */
+	uint64_t events_max_rows;		/* ... and size; 0: none */
+	unsigned int log_rate_limit_burst;	/* journal entries per kind ... */
+	unsigned int log_rate_limit_interval;	/* ... per this many seconds */
 };
 
 /*

@@ -127,6 +127,24 @@ static void format(FILE *f, const struct mfrd_metrics *m)
 	header(f, "mfrd_reloads_failed_total", "counter",
 	       "Reloads refused since mfrd started (configuration errors or rules refused by the module).");
 	fprintf(f, "mfrd_reloads_failed_total %" PRIu64 "\n", m->reloads_failed);
+	header(f, "mfrd_events_lost_total", "counter",
+	       "Times mfrd lost module events (receive buffer overrun, generation gap).");
+	fprintf(f, "mfrd_events_lost_total %" PRIu64 "\n", m->events_lost);
+	header(f, "mfrd_redumps_total", "counter",
+	       "Reconciling dumps of the module's state (start, module loaded, events lost).");
+	fprintf(f, "mfrd_redumps_total %" PRIu64 "\n", m->redumps);
+	header(f, "mfrd_journal_suppressed_total", "counter",
+	       "Journal entries not logged by the per-kind rate limit (the store has them).");
+	fprintf(f, "mfrd_journal_suppressed_total %" PRIu64 "\n",
+		m->journal_suppressed);
+	header(f, "mfrd_events_pruned_total", "counter",
+	       "Rows of the events log deleted by its retention (page records never are).");
+	fprintf(f, "mfrd_events_pruned_total %" PRIu64 "\n", m->events_pruned);
+	if (m->has_events_rows) {
+		header(f, "mfrd_events_rows", "gauge",
+		       "Rows in the events log of the store.");
+		fprintf(f, "mfrd_events_rows %" PRIu64 "\n", m->events_rows);
+	}
 	header(f, "mfrd_store_errors_total", "counter",
 	       "Failed reads and writes of mfrd's store since mfrd started.");
 	fprintf(f, "mfrd_store_errors_total %" PRIu64 "\n", m->store_errors);

@@ -40,6 +40,12 @@ struct mfrd_metrics {
 	double rules_pushed_time;	/* seconds since the epoch, 0: never */
 	double reload_ok_time;		/* last successful reload (or start) */
 	uint64_t reloads_failed;
+	uint64_t events_lost;		/* overruns and generation gaps */
+	uint64_t redumps;		/* reconciling dumps */
+	uint64_t journal_suppressed;	/* entries the rate limit dropped */
+	uint64_t events_pruned;		/* events log rows deleted */
+	bool has_events_rows;
+	uint64_t events_rows;		/* events log size */
 	double write_time;		/* when this file was written */
 };
 

@@ -244,6 +244,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *arg)
 	struct mfrd *d = arg;
 
 	(void)usec;
+	mfrd_log_ratelimit_tick();
 	if (d->connected)
 		check_connection(d);
 	if (!d->connected && module_live())

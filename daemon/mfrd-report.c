@@ -49,6 +49,8 @@ static int status_cb(uint8_t cmd, const struct mfr_attr_set *set,
 
 static void snapshot(struct mfrd *d, struct snapshot *s)
 {
+	int64_t rows;
+
 	memset(s, 0, sizeof(*s));
 	if (d->connected && !mfrd_status_get(d, status_cb, s)) {
 		s->m.module_loaded = true;
@@ -74,6 +76,17 @@ static void snapshot(struct mfrd *d, struct snapshot *s)
 	s->m.rules_pushed_time = d->rules_pushed_usec / 1e6;
 	s->m.reload_ok_time = d->reload_ok_usec / 1e6;
 	s->m.reloads_failed = d->reloads_failed;
+	s->m.events_lost = d->events_lost;
+	s->m.redumps = d->redumps;
+	s->m.journal_suppressed = mfrd_log_suppressed_total();
+	s->m.events_pruned = d->events_pruned;
+	rows = mfrd_store_count_events(d->store);
+	if (rows >= 0) {
+		s->m.has_events_rows = true;
+		s->m.events_rows = (uint64_t)rows;
+	} else {
+		mfrd_store_failed(d, mfrd_store_error(d->store));
+	}
 	s->m.write_time = mfrd_now_usec() / 1e6;
 }
 
@@ -189,6 +202,7 @@ static int on_interval(sd_event_source *s, uint64_t usec, void *arg)
 	struct mfrd *d = arg;
 
 	(void)usec;
+	mfrd_prune_events(d);
 	write_metrics(d);
 	sd_event_source_set_time_relative(s, d->cfg.metrics_interval *
 					  1000000ULL);

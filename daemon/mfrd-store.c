@@ -93,7 +93,8 @@ static const char *const migrations[MFRD_STORE_SCHEMA_VERSION] = {
 
 enum stmt {
 	ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_UPSERT, ST_FOLIO_STATE, ST_EVENT,
-	ST_EARLIER, ST_COUNT, ST_HAS_PAGE, ST_NR
+	ST_EARLIER, ST_COUNT, ST_HAS_PAGE, ST_PRUNE_AGE, ST_PRUNE_ROWS,
+	ST_COUNT_EVENTS, ST_NR
 };
 
 static const char *const stmt_sql[ST_NR] = {
@@ -118,6 +119,12 @@ static const char *const stmt_sql[ST_NR] = {
 		" GROUP BY state",
 	[ST_HAS_PAGE] =
 		"SELECT 1 FROM poisoned_pages WHERE boot_id = ?1 AND pfn = ?2",
+	[ST_PRUNE_AGE] = "DELETE FROM events WHERE time_usec < ?1",
+	/* ids only grow: the newest max_rows have the highest ids */
+	[ST_PRUNE_ROWS] =
+		"DELETE FROM events WHERE id <= (SELECT id FROM events"
+		" ORDER BY id DESC LIMIT 1 OFFSET ?1)",
+	[ST_COUNT_EVENTS] = "SELECT count(*) FROM events",
 };
 
 struct mfrd_store {
@@ -454,4 +461,39 @@ int mfrd_store_has_page(struct mfrd_store *s, uint64_t pfn)
 int mfrd_store_last_changes(struct mfrd_store *s)
 {
 	return sqlite3_changes(s->db);
+}
+
+int64_t mfrd_store_prune_events(struct mfrd_store *s, int64_t before_usec,
+				uint64_t max_rows)
+{
+	int64_t n = 0;
+
+	if (before_usec > 0) {
+		sqlite3_bind_int64(s->st[ST_PRUNE_AGE], 1, before_usec);
+		if (run(s, ST_PRUNE_AGE, "prune events by age"))
+			return -1;
+		n += sqlite3_changes(s->db);
+	}
+	if (max_rows) {
+		sqlite3_bind_int64(s->st[ST_PRUNE_ROWS], 1, (int64_t)max_rows);
+		if (run(s, ST_PRUNE_ROWS, "prune events by count"))
+			return -1;
+		n += sqlite3_changes(s->db);
+	}
+	return n;
+}
+
+int64_t mfrd_store_count_events(struct mfrd_store *s)
+{
+	sqlite3_stmt *st = s->st[ST_COUNT_EVENTS];
+	int64_t n = -1;
+	int rc;
+
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	else
+		fail(s, "count events");
+	sqlite3_reset(st);
+	return n;
 }

@@ -120,6 +120,17 @@ int mfrd_store_has_page(struct mfrd_store *s, uint64_t pfn);
  */
 int mfrd_store_last_changes(struct mfrd_store *s);
 
+/*
+ * Retention of the events log (never of the page records): delete the
+ * events older than before_usec (0: none by age), then the oldest beyond
+ * max_rows (0: no limit).  Returns the number deleted, or -1.
+ */
+int64_t mfrd_store_prune_events(struct mfrd_store *s, int64_t before_usec,
+				uint64_t max_rows);
+
+/* Rows in the events log, or -1. */
+int64_t mfrd_store_count_events(struct mfrd_store *s);
+
 /* Append an event to the log.  Returns 0 or -1. */
 int mfrd_store_log_event(struct mfrd_store *s, const struct mfrd_event *e);
 

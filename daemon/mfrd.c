@@ -145,6 +145,26 @@ void mfrd_store_failed(struct mfrd *d, const char *what)
 	mfrd_logf(LOG_ERR, MFRD_MSGID_STORE_ERROR, "store error: %s", what);
 }
 
+void mfrd_prune_events(struct mfrd *d)
+{
+	int64_t before = 0, n;
+
+	if (d->cfg.events_max_age_days)
+		before = mfrd_now_usec() -
+			 (int64_t)d->cfg.events_max_age_days * 86400 * 1000000;
+	n = mfrd_store_prune_events(d->store, before, d->cfg.events_max_rows);
+	if (n < 0)
+		mfrd_store_failed(d, mfrd_store_error(d->store));
+	else
+		d->events_pruned += (uint64_t)n;
+}
+
+static void apply_log_limits(const struct mfrd_config *cfg)
+{
+	mfrd_log_set_ratelimit(cfg->log_rate_limit_burst,
+			       cfg->log_rate_limit_interval * 1000000ULL);
+}
+
 void mfrd_ready_if_protected(struct mfrd *d)
 {
 	if (d->ready_sent)
@@ -291,6 +311,7 @@ static bool reload(struct mfrd *d, char **why)
 	}
 	mfrd_config_free(&d->cfg);
 	d->cfg = cfg;
+	apply_log_limits(&d->cfg);
 	d->metrics_errno = 0;
 	sd_event_set_watchdog(d->event, d->cfg.watchdog);
 	mfrd_report_rearm(d);
@@ -693,6 +714,7 @@ int main(int argc, char **argv)
 		mfrd_errors_free(&errs);
 		return EXIT_FAILURE;
 	}
+	apply_log_limits(&d.cfg);
 	push_rules_first(&d);
 	d.reload_ok_usec = mfrd_now_usec();
 	if (read_boot_id(&d)) {
@@ -705,6 +727,7 @@ int main(int argc, char **argv)
 		ret = EXIT_FAILURE;
 		goto out;
 	}
+	mfrd_prune_events(&d);
 	ret = setup_loop(&d);
 	if (ret) {
 		mfrd_logf(LOG_ERR, NULL, "cannot set up the event loop: %s",

@@ -63,6 +63,9 @@ struct mfrd {
 	char *store_moved_to;		/* a damaged store was moved there */
 	bool store_in_memory;		/* no usable file: records not kept */
 	uint64_t store_errors;		/* failed store reads and writes */
+	uint64_t events_pruned;		/* events log rows deleted by retention */
+	uint64_t events_lost;		/* overruns and generation gaps */
+	uint64_t redumps;		/* reconciling dumps */
 	char store_last_error[256];	/* logged once until it changes */
 	uint64_t earlier_boot_pfns;	/* fixed for the whole boot */
 
@@ -110,6 +113,9 @@ int mfrd_status_get(struct mfrd *d, mfr_genl_cb cb, void *arg);
 
 /* A store read or write failed: counted, exported, logged when new. */
 void mfrd_store_failed(struct mfrd *d, const char *what);
+
+/* Retention of the events log, as mfrd.conf says. */
+void mfrd_prune_events(struct mfrd *d);
 
 /* Send READY=1 once protected (or as mfrd.conf allows, before). */
 void mfrd_ready_if_protected(struct mfrd *d);

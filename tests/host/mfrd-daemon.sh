@@ -125,6 +125,23 @@ if command -v promtool >/dev/null; then
 	else
 		fail "promtool check metrics: $out"
 	fi
+	# The example alerting rules: valid, and each fires in its test case.
+	if out=$(promtool check rules "$root/prometheus/mfr-alerts.yml" 2>&1); then
+		ok "promtool check rules prometheus/mfr-alerts.yml"
+	else
+		fail "promtool check rules: $out"
+	fi
+	if out=$(cd "$root/prometheus" && promtool test rules mfr-alerts.test.yml 2>&1); then
+		ok "promtool test rules: every alert fires on its case, none on a healthy host"
+	else
+		fail "promtool test rules: $out"
+	fi
+	# Every metric the rules use is one mfrd writes.
+	for m in $(grep -oE '\b(mfrd?_[a-z_]+)\b' "$root/prometheus/mfr-alerts.yml" | sort -u); do
+		case $m in mfr_folios_pending) continue ;; esac	# the module's, needs it loaded
+		grep -q "^# TYPE $m " "$tmp/mfr.prom" && ok "the rules' metric $m is in the file" ||
+			fail "the rules use $m, which mfrd does not write"
+	done
 else
 	fail "promtool not installed (Debian package prometheus: make deps)"
 fi

@@ -317,6 +317,39 @@ static void test_rules_bad(void)
 	mfrd_errors_free(&e);
 }
 
+/* The keys of protection and bounded growth: defaults and values. */
+static void test_config_growth_keys(void)
+{
+	struct mfrd_config c = { 0 };
+	struct mfrd_errors e = { 0 };
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s", unit_path("growth.conf"));
+	unit_write(p, "# defaults\n", -1);
+	CHECK(mfrd_config_load(p, &c, &e) == 0, "an empty mfrd.conf loads");
+	CHECK(!c.ready_without_module && c.events_max_age_days == 90 &&
+	      c.events_max_rows == 100000 && c.log_rate_limit_burst == 50 &&
+	      c.log_rate_limit_interval == 60,
+	      "defaults: not ready without the module, 90 days, 100000 rows, 50 per 60 s");
+	mfrd_config_free(&c);
+	unit_write(p, "ready_without_module = yes\nevents_max_age_days = 0\n"
+		   "events_max_rows = 5\nlog_rate_limit_burst = 0\n"
+		   "log_rate_limit_interval = 1\n", -1);
+	CHECK(mfrd_config_load(p, &c, &e) == 0 && c.ready_without_module &&
+	      c.events_max_age_days == 0 && c.events_max_rows == 5 &&
+	      c.log_rate_limit_burst == 0 && c.log_rate_limit_interval == 1,
+	      "the values given are taken");
+	mfrd_config_free(&c);
+	static const char *const want[] = {
+		"%s/growth.conf:1: log_rate_limit_interval: 0 is out of range (1 to 86400)",
+		NULL,
+	};
+	unit_write(p, "log_rate_limit_interval = 0\n", -1);
+	CHECK(mfrd_config_load(p, &c, &e) == -1, "interval 0 fails");
+	check_errors(&e, want, "rate limit interval 0");
+	mfrd_errors_free(&e);
+}
+
 /* What the module would refuse, refused before it is asked. */
 static void test_rules_module_limits(void)
 {
@@ -403,5 +436,6 @@ int main(void)
 	test_rules_good();
 	test_rules_bad();
 	test_rules_module_limits();
+	test_config_growth_keys();
 	return check_exit_status();
 }

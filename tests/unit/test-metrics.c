@@ -13,7 +13,8 @@
 #include "unit.h"
 
 #define DAEMON_TEXT(version, protected, waiting, pushed, reload_ok,	\
-		    reloads_failed, store_errors, recovered, in_memory, written) \
+		    reloads_failed, events, store_errors, recovered, in_memory, \
+		    written)							\
 	"# HELP mfrd_build_info Version of mfrd, as a label.\n"		\
 	"# TYPE mfrd_build_info gauge\n"					\
 	"mfrd_build_info{version=\"" version "\"} 1\n"			\
@@ -32,6 +33,7 @@
 	"# HELP mfrd_reloads_failed_total Reloads refused since mfrd started (configuration errors or rules refused by the module).\n" \
 	"# TYPE mfrd_reloads_failed_total counter\n"			\
 	"mfrd_reloads_failed_total " reloads_failed "\n"			\
+	events								\
 	"# HELP mfrd_store_errors_total Failed reads and writes of mfrd's store since mfrd started.\n" \
 	"# TYPE mfrd_store_errors_total counter\n"				\
 	"mfrd_store_errors_total " store_errors "\n"			\
@@ -44,6 +46,24 @@
 	"# HELP mfrd_metrics_write_timestamp_seconds When mfrd wrote this file: a stale value means mfrd is not running.\n" \
 	"# TYPE mfrd_metrics_write_timestamp_seconds gauge\n"		\
 	"mfrd_metrics_write_timestamp_seconds " written "\n"
+
+#define EVENTS_TEXT(lost, redumps, suppressed, pruned)			\
+	"# HELP mfrd_events_lost_total Times mfrd lost module events (receive buffer overrun, generation gap).\n" \
+	"# TYPE mfrd_events_lost_total counter\n"				\
+	"mfrd_events_lost_total " lost "\n"					\
+	"# HELP mfrd_redumps_total Reconciling dumps of the module's state (start, module loaded, events lost).\n" \
+	"# TYPE mfrd_redumps_total counter\n"				\
+	"mfrd_redumps_total " redumps "\n"					\
+	"# HELP mfrd_journal_suppressed_total Journal entries not logged by the per-kind rate limit (the store has them).\n" \
+	"# TYPE mfrd_journal_suppressed_total counter\n"			\
+	"mfrd_journal_suppressed_total " suppressed "\n"			\
+	"# HELP mfrd_events_pruned_total Rows of the events log deleted by its retention (page records never are).\n" \
+	"# TYPE mfrd_events_pruned_total counter\n"			\
+	"mfrd_events_pruned_total " pruned "\n"
+#define ROWS_TEXT(rows)							\
+	"# HELP mfrd_events_rows Rows in the events log of the store.\n"	\
+	"# TYPE mfrd_events_rows gauge\n"					\
+	"mfrd_events_rows " rows "\n"
 
 static const char loaded_text[] =
 	"# HELP mfr_module_loaded Whether the mfr module is loaded (its family answers).\n"
@@ -92,7 +112,8 @@ static const char loaded_text[] =
 	"# TYPE mfr_poisoned_pfns_earlier_boots gauge\n"
 	"mfr_poisoned_pfns_earlier_boots 17\n"
 	DAEMON_TEXT("0.1.0", "1", "0", "1700000000.500", "1700000001.250",
-		    "2", "3", "1", "0", "1700000002.125");
+		    "2", EVENTS_TEXT("4", "5", "6", "7") ROWS_TEXT("8"),
+		    "3", "1", "0", "1700000002.125");
 
 /*
  * Without the module, and with a store that could not be read: the page
@@ -102,8 +123,8 @@ static const char unloaded_text[] =
 	"# HELP mfr_module_loaded Whether the mfr module is loaded (its family answers).\n"
 	"# TYPE mfr_module_loaded gauge\n"
 	"mfr_module_loaded 0\n"
-	DAEMON_TEXT("", "0", "0", "0.000", "0.000", "0", "0", "0", "0",
-		    "0.000");
+	DAEMON_TEXT("", "0", "0", "0.000", "0.000", "0",
+		    EVENTS_TEXT("0", "0", "0", "0"), "0", "0", "0", "0.000");
 
 static ino_t inode_of(const char *path)
 {
@@ -138,6 +159,12 @@ int main(void)
 	m.rules_pushed_time = 1700000000.5;
 	m.reload_ok_time = 1700000001.25;
 	m.reloads_failed = 2;
+	m.events_lost = 4;
+	m.redumps = 5;
+	m.journal_suppressed = 6;
+	m.events_pruned = 7;
+	m.has_events_rows = true;
+	m.events_rows = 8;
 	m.store_errors = 3;
 	m.store_recovered = true;
 	m.write_time = 1700000002.125;

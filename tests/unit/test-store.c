@@ -8,6 +8,7 @@
  * the database would see them.
  */
 #include <sqlite3.h>
+#include <unistd.h>
 #include <linux/mfr.h>
 
 #include "mfrd-store.h"
@@ -275,6 +276,60 @@ static void test_migrations(void)
 	free(err);
 }
 
+/*
+ * Retention of the events log: by age, then by count, newest kept; the
+ * page records are never touched.  A corrupt file fails to open.
+ */
+static void test_events_retention(void)
+{
+	char path[4096];
+	struct mfrd_store *s;
+	char *err = NULL;
+	int64_t pages_before;
+
+	snprintf(path, sizeof(path), "%s", unit_path("retention.db"));
+	CHECK(mfrd_store_open(path, BOOT_A, &s, &err) == 0, "open %s", path);
+	free(err);
+	struct mfrd_page p = { .pfn = 0x777 };
+	CHECK(mfrd_store_put_page(s, &p, 1) == 0, "a page record");
+	for (int i = 0; i < 1000; i++) {
+		struct mfrd_event ev = {
+			.time_usec = 1000000LL * i,	/* second i */
+			.kind = "page-poisoned",
+		};
+		if (mfrd_store_log_event(s, &ev))
+			break;
+	}
+	CHECK(mfrd_store_count_events(s) == 1000, "1000 events");
+	pages_before = 1;
+	CHECK(mfrd_store_prune_events(s, 0, 0) == 0, "no limits: nothing pruned");
+	CHECK(mfrd_store_prune_events(s, 100 * 1000000LL, 0) == 100,
+	      "events before second 100 pruned (100)");
+	CHECK(mfrd_store_prune_events(s, 0, 250) == 650,
+	      "then all but the newest 250 (650)");
+	CHECK(mfrd_store_count_events(s) == 250, "250 events left");
+	CHECK(mfrd_store_prune_events(s, 0, 250) == 0, "pruning again: nothing");
+	mfrd_store_close(s);
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	CHECK(sqlite3_open(path, &db) == SQLITE_OK, "reopen with sqlite3");
+	CHECK(sqlite3_prepare_v2(db, "SELECT min(time_usec), (SELECT count(*) FROM poisoned_pages)"
+				 " FROM events", -1, &st, NULL) == SQLITE_OK &&
+	      sqlite3_step(st) == SQLITE_ROW &&
+	      sqlite3_column_int64(st, 0) == 750 * 1000000LL &&
+	      sqlite3_column_int64(st, 1) == pages_before,
+	      "the newest 250 events kept (from second 750), the page record too");
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+
+	/* A truncated database does not open: mfrd moves it aside. */
+	CHECK(truncate(path, 1000) == 0, "truncate the file");
+	s = NULL;
+	CHECK(mfrd_store_open(path, BOOT_A, &s, &err) == -1 && err,
+	      "a truncated store fails to open (%s)", err ? err : "");
+	free(err);
+}
+
 int main(void)
 {
 	char path[4096];
@@ -285,5 +340,6 @@ int main(void)
 	test_reopen(path);
 	sqlite3_close(reader);
 	test_migrations();
+	test_events_retention();
 	return check_exit_status();
 }
