@@ -24,6 +24,8 @@ struct command {
 	int (*parse)(struct mfrctl *ctl, char **args);	/* may be NULL */
 	int (*run)(struct mfrctl *ctl);
 	bool dflt;		/* the area's verb when none is given */
+	bool store;		/* reads mfrd's store, not the module */
+	unsigned int maxargs;	/* optional positional arguments, up to */
 	const struct column *cols;	/* a listing: -o, -n, -r apply */
 	const size_t *ncols;
 };
@@ -86,6 +88,30 @@ static const struct command commands[] = {
 		.denied = "needs CAP_SYS_ADMIN",
 		.opts = OPT_COUNT,
 		.run = monitor_run,
+	}, {
+		.area = "history",
+		.synopsis = "[--db FILE]",
+		.help = "every poisoned page mfrd recorded, all boots, from its store",
+		.opts = OPT_DB,
+		.store = true,
+		.run = history_run,
+		.cols = history_cols, .ncols = &history_ncols,
+	}, {
+		.area = "summary",
+		.synopsis = "[--db FILE]",
+		.help = "poisoned pages by DIMM, by memfd owner and by boot",
+		.opts = OPT_DB,
+		.store = true,
+		.run = summary_run,
+	}, {
+		.area = "forget",
+		.synopsis = "PFN | --boot ID | --dimm LABEL [--db FILE]",
+		.help = "delete records from the store (after a DIMM was replaced)",
+		.maxargs = 1,
+		.opts = OPT_DB | OPT_BOOT | OPT_DIMM,
+		.store = true,
+		.parse = forget_parse,
+		.run = forget_run,
 	},
 };
 
@@ -98,6 +124,9 @@ enum {
 	OPTV_ACTION,
 	OPTV_BUDGET,
 	OPTV_COUNT,
+	OPTV_DB,
+	OPTV_BOOT,
+	OPTV_DIMM,
 };
 
 static const struct option options[] = {
@@ -116,6 +145,9 @@ static const struct option options[] = {
 	{ "action", required_argument, NULL, OPTV_ACTION },
 	{ "budget", required_argument, NULL, OPTV_BUDGET },
 	{ "count", required_argument, NULL, OPTV_COUNT },
+	{ "db", required_argument, NULL, OPTV_DB },
+	{ "boot", required_argument, NULL, OPTV_BOOT },
+	{ "dimm", required_argument, NULL, OPTV_DIMM },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -355,12 +387,26 @@ static int parse_option(struct mfrctl *ctl, int opt, const char *arg)
 		return parse_u32("budget", arg, 0, MFR_BUDGET_MAX, &ctl->budget);
 	case OPTV_COUNT:
 		return parse_u32("count", arg, 1, UINT32_MAX, &ctl->count);
+	case OPTV_DB:
+		ctl->db_path = arg;
+		return 0;
+	case OPTV_BOOT:
+		if (!*arg)
+			return usage_error("--boot: empty boot id");
+		ctl->forget_boot = arg;
+		return 0;
+	case OPTV_DIMM:
+		if (!*arg)
+			return usage_error("--dimm: empty label");
+		ctl->forget_dimm = arg;
+		return 0;
 	}
 	return usage_error("unexpected option");
 }
 
 _Static_assert(OPT_NAME == 1 << (OPTV_NAME - OPTV_NAME) &&
-	      OPT_COUNT == 1 << (OPTV_COUNT - OPTV_NAME),
+	      OPT_COUNT == 1 << (OPTV_COUNT - OPTV_NAME) &&
+	      OPT_DIMM == 1 << (OPTV_DIMM - OPTV_NAME),
 	      "OPT_* bits follow the OPTV_* order");
 
 static bool find_area(const char *word)
@@ -506,9 +552,10 @@ static int parse_command_line(struct mfrctl *ctl, int argc, char **argv,
 	nargs = nwords - (c->verb && nwords > 1 ? 2 : 1);
 	if (nargs < (int)c->nargs)
 		return usage_error("%s: missing argument", name);
-	if (nargs > (int)c->nargs)
+	if (nargs > (int)(c->maxargs > c->nargs ? c->maxargs : c->nargs))
 		return usage_error("unexpected argument '%s'",
-				   words[nwords - nargs + c->nargs]);
+				   words[nwords - nargs +
+					 (c->maxargs > c->nargs ? c->maxargs : c->nargs)]);
 	stray = ctl->given & ~c->opts;
 	if (stray)
 		return usage_error("option --%s does not apply to %s",
@@ -553,6 +600,8 @@ int main(int argc, char **argv)
 			return ret;
 	}
 
+	if (c->store)
+		return flush_output(what, c->run(&ctl));
 	ret = mfr_genl_open(&ctl.genl);
 	if (ret)
 		return mfrctl_fail(&ctl, ret);

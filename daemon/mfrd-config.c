@@ -250,7 +250,7 @@ static bool first_time(struct reader *r, unsigned int *seen)
 
 enum { C_STATE_DIR, C_METRICS_FILE, C_METRICS_INTERVAL, C_OFFLINE, C_WATCHDOG,
        C_READY_WITHOUT_MODULE, C_EVENTS_MAX_AGE_DAYS, C_EVENTS_MAX_ROWS,
-       C_LOG_RATE_LIMIT_BURST, C_LOG_RATE_LIMIT_INTERVAL, C_NR };
+       C_LOG_RATE_LIMIT_BURST, C_LOG_RATE_LIMIT_INTERVAL, C_DMI_TABLE, C_NR };
 static const char *const config_keys[C_NR] = {
 	[C_STATE_DIR] = "state_dir",
 	[C_METRICS_FILE] = "metrics_file",
@@ -262,6 +262,7 @@ static const char *const config_keys[C_NR] = {
 	[C_EVENTS_MAX_ROWS] = "events_max_rows",
 	[C_LOG_RATE_LIMIT_BURST] = "log_rate_limit_burst",
 	[C_LOG_RATE_LIMIT_INTERVAL] = "log_rate_limit_interval",
+	[C_DMI_TABLE] = "dmi_table",
 };
 
 static int key_index(const char *const *keys, int n, const char *key)
@@ -276,7 +277,8 @@ void mfrd_config_free(struct mfrd_config *cfg)
 {
 	free(cfg->state_dir);
 	free(cfg->metrics_file);
-	cfg->state_dir = cfg->metrics_file = NULL;
+	free(cfg->dmi_table);
+	cfg->state_dir = cfg->metrics_file = cfg->dmi_table = NULL;
 }
 
 static void config_key(struct reader *r, struct mfrd_config *c,
@@ -329,6 +331,9 @@ static void config_key(struct reader *r, struct mfrd_config *c,
 		if (parse_u64(r, 0, 1000000, &v))
 			c->log_rate_limit_burst = (unsigned int)v;
 		break;
+	case C_DMI_TABLE:
+		parse_path(r, PATH_MAX_LEN, &c->dmi_table);
+		break;
 	case C_LOG_RATE_LIMIT_INTERVAL:
 		if (parse_u64(r, 1, 86400, &v))
 			c->log_rate_limit_interval = (unsigned int)v;
@@ -350,6 +355,7 @@ int mfrd_config_load(const char *path, struct mfrd_config *cfg,
 		.events_max_rows = 100000,
 		.log_rate_limit_burst = 50,
 		.log_rate_limit_interval = 60,
+		.dmi_table = xstrdup("/sys/firmware/dmi/tables/DMI"),
 	};
 	struct mfrd_errors e = { 0 };
 	struct reader r = { .path = path, .errs = &e };

@@ -35,6 +35,7 @@ struct mfrd_config {
 	uint64_t events_max_rows;		/* ... and size; 0: none */
 	unsigned int log_rate_limit_burst;	/* journal entries per kind ... */
 	unsigned int log_rate_limit_interval;	/* ... per this many seconds */
+	char *dmi_table;		/* SMBIOS table: which DIMM a pfn is on */
 };
 
 /*

@@ -125,6 +125,11 @@ void mfrd_log_message(struct mfrd_log *l, const char *fmt, ...)
 	va_end(ap);
 }
 
+const char *mfrd_log_text(const struct mfrd_log *l)
+{
+	return l->message ? l->message : "";
+}
+
 static void free_entry(struct mfrd_log *l)
 {
 	for (unsigned int i = 0; i < l->n; i++)

@@ -41,6 +41,9 @@ void mfrd_log_field(struct mfrd_log *l, const char *key, const char *fmt, ...)
 void mfrd_log_message(struct mfrd_log *l, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* The MESSAGE set so far ("" if none). */
+const char *mfrd_log_text(const struct mfrd_log *l);
+
 /* Send the entry now and free it. */
 void mfrd_log_send(struct mfrd_log *l);
 

@@ -104,6 +104,10 @@ static void format(FILE *f, const struct mfrd_metrics *m)
 		       "Distinct poisoned pfns recorded in earlier boots.");
 		fprintf(f, "mfr_poisoned_pfns_earlier_boots %" PRIu64 "\n",
 			m->earlier_boot_pfns);
+		header(f, "mfr_offline_skipped_identity", "gauge",
+		       "Pfns of earlier boots not offlined in this boot: their DIMM changed.");
+		fprintf(f, "mfr_offline_skipped_identity %u\n",
+			m->offline_skipped);
 	}
 
 	header(f, "mfrd_build_info", "gauge", "Version of mfrd, as a label.");

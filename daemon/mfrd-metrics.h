@@ -29,6 +29,7 @@ struct mfrd_metrics {
 	uint64_t pages[MFRD_PAGE_STATES];	/* by enum mfr_page_state */
 	bool has_earlier_boot_pfns;
 	uint64_t earlier_boot_pfns;
+	unsigned int offline_skipped;	/* ... skipped: their DIMM changed */
 
 	/* mfrd's own health. */
 	const char *daemon_version;

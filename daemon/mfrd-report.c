@@ -67,6 +67,7 @@ static void snapshot(struct mfrd *d, struct snapshot *s)
 	}
 	s->m.has_earlier_boot_pfns = !d->store_in_memory;
 	s->m.earlier_boot_pfns = d->earlier_boot_pfns;
+	s->m.offline_skipped = d->offline_skipped;
 	s->m.daemon_version = MFRCTL_VERSION;
 	s->m.protected = d->connected && !d->rules_refused;
 	s->m.waiting_for_module = !d->connected;

@@ -666,6 +666,8 @@ int mfrd_events_read(struct mfrd *d)
 				  "generations %" PRIu64 " to %" PRIu64 " came without events (write operations): nothing was missing",
 				  b.gap_from, b.gap_to);
 	}
+	if (b.recorded)
+		mfrd_identify_pages(d);
 	if (b.recorded || overrun || b.gap)
 		mfrd_report_soon(d);
 	return d->failed ? -1 : 0;
@@ -834,6 +836,8 @@ int mfrd_reconcile(struct mfrd *d, const char *why)
 		  "reconciled (%s): %zu poisoned pages reported by mfr.ko, %d added or updated, generation %" PRIu64,
 		  why, pages.n, changed, d->dump_gen);
 	free(pages.v);
+	if (changed > 0)
+		mfrd_identify_pages(d);
 	mfrd_report_soon(d);
 	return changed;
 

@@ -30,6 +30,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "mfrd.h"
+#include "mfrd-dimm.h"
 #include "mfrd-log.h"
 
 #define BOOT_ID_FILE	"/proc/sys/kernel/random/boot_id"
@@ -143,6 +144,36 @@ void mfrd_store_failed(struct mfrd *d, const char *what)
 		return;
 	snprintf(d->store_last_error, sizeof(d->store_last_error), "%s", what);
 	mfrd_logf(LOG_ERR, MFRD_MSGID_STORE_ERROR, "store error: %s", what);
+}
+
+static void identify(uint64_t pfn, uint64_t *phys, const char **dimm,
+		     const char **dimm_id, void *arg)
+{
+	static struct mfrd_dimm found;
+	struct mfrd *d = arg;
+
+	(void)pfn;
+	if (!mfrd_dimm_lookup(d->dimms, *phys, &found)) {
+		*dimm = found.label;
+		*dimm_id = found.id;
+	}
+}
+
+void mfrd_identify_pages(struct mfrd *d)
+{
+	if (mfrd_store_identify_pages(d->store, identify, d) < 0)
+		mfrd_store_failed(d, mfrd_store_error(d->store));
+}
+
+static void load_dimms(struct mfrd *d)
+{
+	const char *why = "";
+
+	d->dimms = mfrd_dimms_load(d->cfg.dmi_table, &why);
+	if (!d->dimms)
+		mfrd_logf(LOG_INFO, NULL,
+			  "no DIMM identity for poisoned pages (%s: %s): records carry the physical address only",
+			  d->cfg.dmi_table, why);
 }
 
 void mfrd_prune_events(struct mfrd *d)
@@ -687,6 +718,7 @@ static void cleanup(struct mfrd *d)
 	mfrd_rules_free(&d->rules);
 	free(d->note);
 	free(d->store_moved_to);
+	mfrd_dimms_free(d->dimms);
 	sd_event_unref(d->event);
 }
 
@@ -728,6 +760,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	mfrd_prune_events(&d);
+	load_dimms(&d);
 	ret = setup_loop(&d);
 	if (ret) {
 		mfrd_logf(LOG_ERR, NULL, "cannot set up the event loop: %s",

@@ -68,6 +68,8 @@ struct mfrd {
 	uint64_t redumps;		/* reconciling dumps */
 	char store_last_error[256];	/* logged once until it changes */
 	uint64_t earlier_boot_pfns;	/* fixed for the whole boot */
+	struct mfrd_dimms *dimms;	/* SMBIOS memory devices, or NULL */
+	unsigned int offline_skipped;	/* earlier pfns on a changed DIMM */
 
 	/* mfr.ko: watched with libudev and a timer, used when loaded. */
 	struct udev *udev;
@@ -113,6 +115,9 @@ int mfrd_status_get(struct mfrd *d, mfr_genl_cb cb, void *arg);
 
 /* A store read or write failed: counted, exported, logged when new. */
 void mfrd_store_failed(struct mfrd *d, const char *what);
+
+/* Physical address and DIMM of the pages recorded without them. */
+void mfrd_identify_pages(struct mfrd *d);
 
 /* Retention of the events log, as mfrd.conf says. */
 void mfrd_prune_events(struct mfrd *d);

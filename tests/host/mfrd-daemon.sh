@@ -146,6 +146,91 @@ else
 	fail "promtool not installed (Debian package prometheus: make deps)"
 fi
 
+# mfrctl history, summary and forget on the store while mfrd runs.
+mfrctl=$root/build/daemon/asan/mfrctl
+make -s -C "$root/daemon" O="$root/build/daemon" "$mfrctl"
+python3 - "$tmp/state/mfrd.db" <<'EOP'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], timeout=10)
+rows = [  # boot, pfn, dimm, dimm_id, comm, memfd, state
+    ("boot-1", 0x1000, "BANK 0/DIMM_A1", "id-a1", "qemu", "guest-ram-vm1", "offlined"),
+    ("boot-1", 0x1001, "BANK 0/DIMM_A1", "id-a1", "qemu", "guest-ram-vm1", "offlined"),
+    ("boot-2", 0x1000, "BANK 0/DIMM_A1", "id-a1", "qemu", "guest-ram vm2", "kept"),
+    ("boot-2", 0x9000, None, None, "ch", "guest-ram-vm3", "pending"),
+]
+for i, (boot, pfn, dimm, did, comm, memfd, state) in enumerate(rows):
+    c.execute("INSERT INTO poisoned_pages (boot_id, pfn, phys_addr, dimm, dimm_id, comm,"
+              " memfd_name, state, times_consumed, first_seen_usec, last_update_usec)"
+              " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+              (boot, pfn, pfn * 4096, dimm, did, comm, memfd, state,
+               1700000000000000 + i, 1700000000000000 + i))
+c.commit()
+EOP
+db=(--db "$tmp/state/mfrd.db")
+errors_before=$(sed -n 's/^mfrd_store_errors_total //p' "$tmp/mfr.prom")
+if out=$("$mfrctl" history "${db[@]}") && [ "$(grep -c '0x1000 ' <<<"$out")" = 2 ] &&
+	grep -q 'BANK 0/DIMM_A1' <<<"$out"; then
+	ok "mfrctl history: every record, all boots, with its DIMM"
+else
+	fail "mfrctl history: $out"
+fi
+if [ "$("$mfrctl" -r -n -o pfn,memfd history "${db[@]}" | sed -n 3p)" = '0x1000 guest-ram\x20vm2' ]; then
+	ok "mfrctl -r -n -o pfn,memfd history: raw, escaped, chosen columns"
+else
+	fail "history -r -n -o: $("$mfrctl" -r -n -o pfn,memfd history "${db[@]}")"
+fi
+if "$mfrctl" -j history "${db[@]}" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert len(d) == 4 and d[0]["pfn"] == 4096 and d[0]["phys"] == 4096 * 4096, d
+assert d[3]["dimm"] is None and d[0]["first_seen"].endswith("Z"), d
+assert all(k == k.lower() and "-" not in k for r in d for k in r), d[0].keys()'; then
+	ok "mfrctl -j history: snake_case keys, numbers, nulls"
+else
+	fail "mfrctl -j history"
+fi
+if "$mfrctl" -j summary "${db[@]}" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+dimm = {r["dimm"]: r for r in d["by_dimm"]}
+assert dimm["BANK 0/DIMM_A1"]["pages"] == 2 and dimm["BANK 0/DIMM_A1"]["boots"] == 2, d
+assert dimm[None]["pages"] == 1, d
+assert {r["boot"]: r["pages"] for r in d["by_boot"]} == {"boot-1": 2, "boot-2": 2}, d
+assert sum(r["pages"] for r in d["by_owner"]) == 4, d'; then
+	ok "mfrctl -j summary: by DIMM, by owner, by boot"
+else
+	fail "mfrctl -j summary: $("$mfrctl" -j summary "${db[@]}")"
+fi
+"$mfrctl" summary "${db[@]}" | grep -q '^Poisoned pages by DIMM:' &&
+	ok "mfrctl summary: sections for people" || fail "mfrctl summary text"
+rc=0
+"$mfrctl" forget "${db[@]}" 2>"$tmp/err" || rc=$?
+[ "$rc" = 2 ] && grep -q 'give one of PFN' "$tmp/err" && ok "mfrctl forget without what: usage error" ||
+	fail "mfrctl forget without what: exit $rc"
+rc=0
+"$mfrctl" forget 1 --boot x "${db[@]}" 2>"$tmp/err" || rc=$?
+[ "$rc" = 2 ] && ok "mfrctl forget PFN --boot: usage error (one at a time)" || fail "forget PFN --boot: exit $rc"
+rc=0
+"$mfrctl" forget 12345 "${db[@]}" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'no record of pfn 12345' "$tmp/err" && ok "mfrctl forget of an unknown pfn: exit 1, says so" ||
+	fail "forget unknown pfn: exit $rc $(cat "$tmp/err")"
+[ "$("$mfrctl" forget 4096 "${db[@]}")" = "forgot 2 records" ] &&
+	ok "mfrctl forget PFN: both boots' records of pfn 0x1000" || fail "forget PFN"
+[ "$("$mfrctl" -j forget --dimm 'BANK 0/DIMM_A1' "${db[@]}")" = '{"forgotten":1}' ] &&
+	ok "mfrctl -j forget --dimm: the DIMM's last record (pfn 0x1001)" || fail "forget --dimm"
+rc=0
+"$mfrctl" forget --boot boot-1 "${db[@]}" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "no record of boot 'boot-1'" "$tmp/err" &&
+	ok "mfrctl forget --boot of a boot with nothing left: exit 1, says so" || fail "forget --boot: exit $rc"
+[ "$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from poisoned_pages").fetchone()[0])' "$tmp/state/mfrd.db")" = 1 ] &&
+	ok "one record left (pfn 0x9000)" || fail "records left after forget"
+sleep 2; kill -0 "$pid" && grep -q "^mfrd_store_errors_total $errors_before$" "$tmp/mfr.prom" &&
+	ok "mfrd still running, no store error through forget" || { fail "mfrd after forget"; grep store "$tmp/mfr.prom"; tail -5 "$tmp/log"; }
+rc=0
+"$mfrctl" history --db "$tmp/none.db" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'No such file' "$tmp/err" && ok "history of a missing store: exit 1, says so" ||
+	fail "history of a missing store: exit $rc"
+
 kill "$pid"
 rc=0
 wait "$pid" || rc=$?

@@ -87,7 +87,7 @@ static void test_new_db(const char *path)
 		exit(1);
 	}
 	CHECK_STR(q("PRAGMA journal_mode"), "wal", "journal_mode");
-	CHECK_STR(q("PRAGMA user_version"), "1", "user_version");
+	CHECK_STR(q("PRAGMA user_version"), "2", "user_version");
 
 	CHECK(mfrd_store_has_page(s, page1.pfn) == 0, "pfn not known yet");
 	CHECK(mfrd_store_put_page(s, &page1, 1000) == 0, "put a page");
@@ -253,7 +253,7 @@ static void test_migrations(void)
 	sqlite3_close(db);
 	CHECK(mfrd_store_open(path, BOOT_A, &s, &err) == -1,
 	      "a newer schema is refused");
-	CHECK_STR(err, "database schema version 99 is newer than this mfrd's (1)",
+	CHECK_STR(err, "database schema version 99 is newer than this mfrd's (2)",
 		  "its error");
 	free(err);
 
@@ -330,6 +330,58 @@ static void test_events_retention(void)
 	free(err);
 }
 
+static void fake_identify(uint64_t pfn, uint64_t *phys, const char **dimm,
+			  const char **dimm_id, void *arg)
+{
+	(void)arg;
+	if (pfn == 0x100) {	/* the host knows this one's DIMM */
+		*dimm = "BANK 0/DIMM_A1";
+		*dimm_id = "locator=BANK 0/DIMM_A1 serial=SN-A1";
+	}
+	(void)phys;
+}
+
+/* Memory identity: set once per page, read back by the next boot. */
+static void test_identity(void)
+{
+	struct mfrd_earlier *e = NULL;
+	struct mfrd_store *s;
+	char path[4096], *err = NULL;
+	size_t n = 0;
+
+	snprintf(path, sizeof(path), "%s", unit_path("identity.db"));
+	CHECK(mfrd_store_open(path, BOOT_A, &s, &err) == 0, "open");
+	for (uint64_t pfn = 0x100; pfn <= 0x101; pfn++) {
+		struct mfrd_page p = { .pfn = pfn };
+
+		CHECK(mfrd_store_put_page(s, &p, 5) == 0, "page 0x%llx",
+		      (unsigned long long)pfn);
+	}
+	CHECK(mfrd_store_identify_pages(s, fake_identify, NULL) == 2,
+	      "two pages get their identity");
+	CHECK(mfrd_store_identify_pages(s, fake_identify, NULL) == 0,
+	      "... once: nothing left to identify");
+	mfrd_store_close(s);
+	CHECK(mfrd_store_open(path, BOOT_B, &s, &err) == 0, "open in the next boot");
+	CHECK(mfrd_store_earlier(s, &e, &n) == 0 && n == 2, "two earlier pfns");
+	CHECK(n == 2 && e[0].pfn == 0x100 && e[0].dimm && !strcmp(e[0].dimm, "BANK 0/DIMM_A1") &&
+	      e[0].dimm_id && !strcmp(e[0].dimm_id, "locator=BANK 0/DIMM_A1 serial=SN-A1"),
+	      "the first with its DIMM and identity");
+	CHECK(n == 2 && e[1].pfn == 0x101 && !e[1].dimm && !e[1].dimm_id,
+	      "the second without (the host did not tell)");
+	mfrd_store_earlier_free(e, n);
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	CHECK(sqlite3_open(path, &db) == SQLITE_OK &&
+	      sqlite3_prepare_v2(db, "SELECT group_concat(phys_addr) FROM poisoned_pages",
+				 -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+	      !strcmp((const char *)sqlite3_column_text(st, 0), "1048576,1052672"),
+	      "physical addresses are pfn << 12");
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	mfrd_store_close(s);
+}
+
 int main(void)
 {
 	char path[4096];
@@ -341,5 +393,6 @@ int main(void)
 	sqlite3_close(reader);
 	test_migrations();
 	test_events_retention();
+	test_identity();
 	return check_exit_status();
 }
