@@ -261,5 +261,50 @@ fi
 kill "$pid"; wait "$pid" || true; pid=
 kill "$listener" 2>/dev/null || true
 
+# Boot offlining after a DIMM swap: a record made on DIMM_OLD, whose
+# address the SMBIOS table now maps to DIMM_NEW, is skipped and reported;
+# a record whose DIMM is the same is offlined (tried: the addresses are
+# past any real memory, so the kernel refuses them and nothing happens to
+# this host).
+python3 - "$tmp/state/mfrd.db" "$tmp/DMI" <<'EOP'
+import sqlite3, struct, sys
+db, dmi = sys.argv[1:]
+base = 1 << 40                       # pfn; its address is 4 PiB
+c = sqlite3.connect(db, timeout=10)
+# Nothing else may be offlined on this host: only these two records.
+c.execute("DELETE FROM poisoned_pages")
+for pfn, did in ((base, "locator=BANK 0/DIMM_OLD serial=OLD part=P maker=M"),
+                 (base + 1, "locator=BANK 0/DIMM_NEW serial=NEW part=P maker=M")):
+    c.execute("INSERT INTO poisoned_pages (boot_id, pfn, phys_addr, dimm, dimm_id, state,"
+              " first_seen_usec, last_update_usec) VALUES ('earlier', ?, ?, 'x', ?,"
+              " 'offlined', 1, 1)", (pfn, pfn << 12, did))
+c.commit()
+# SMBIOS: one memory device (type 17) mapped (type 20, extended addresses)
+# over [4 PiB, 4 PiB + 1 GiB).
+dev = bytearray(0x1b); dev[0:4] = bytes([17, 0x1b, 0x00, 0x11]); dev[0x0c:0x0e] = (1024).to_bytes(2, "little")
+dev[0x10], dev[0x11], dev[0x17], dev[0x18], dev[0x1a] = 1, 2, 3, 4, 5
+strings = b"DIMM_NEW\0BANK 0\0M\0NEW\0P\0\0"
+m = bytearray(0x23); m[0:4] = bytes([20, 0x23, 0x01, 0x14])
+m[4:8] = b"\xff\xff\xff\xff"; m[8:12] = b"\xff\xff\xff\xff"; m[0x0c:0x0e] = (0x1100).to_bytes(2, "little")
+m[0x13:0x1b] = struct.pack("<Q", base << 12); m[0x1b:0x23] = struct.pack("<Q", (base << 12) + (1 << 30) - 1)
+open(dmi, "wb").write(bytes(dev) + strings + bytes(m) + b"\0\0" + bytes([127, 4, 0xff, 0xfe]) + b"\0\0")
+EOP
+sed -i 's/^offline_recorded_pfns = no$/offline_recorded_pfns = yes/' "$tmp/mfrd.conf"
+echo "dmi_table = $tmp/DMI" >>"$tmp/mfrd.conf"
+rm -f "$tmp/state/recorded-pfns-offlined"
+"$mfrd" --config "$tmp/mfrd.conf" --rules-dir "$tmp/rules" >"$tmp/log3" 2>&1 &
+pid=$!
+if wait_for 30 grep -q "1 skipped: their DIMM changed since they were recorded (pfns 0x$(printf %x $((1 << 40))))" "$tmp/log3"; then
+	ok "boot offlining skips the record whose DIMM changed, and says so"
+else
+	fail "no skip reported"; cat "$tmp/log3"
+fi
+grep -q "MFR_SKIPPED_IDENTITY=1 " "$tmp/log3" && grep -q "MFR_FAILED=1 " "$tmp/log3" &&
+	ok "... and tries the one on the same DIMM (refused: past real memory)" ||
+	fail "journal fields of the offlining: $(grep -i offline "$tmp/log3")"
+wait_for 30 grep -q '^mfr_offline_skipped_identity 1$' "$tmp/mfr.prom" &&
+	ok "metric mfr_offline_skipped_identity 1" || fail "no skip in the metrics"
+kill "$pid"; wait "$pid" || true; pid=
+
 [ "$failed" = 0 ] && echo "all mfrd daemon checks passed"
 [ "$failed" = 0 ]
