@@ -54,6 +54,8 @@ evs = [json.loads(l) for l in open(sys.argv[1])]
 print(evs)
 kinds = [e["event"] for e in evs if e.get("inode") == int(sys.argv[2])]
 sys.exit(0 if kinds == ["folio-pending", "folio-offlined", "memfd-evicted"] else 1)' "$sync/events" "$ino"
+check "monitor -j -t: snake_case keys in every event" \
+	jq -se '[.[] | paths | .[] | strings] | length > 0 and all(test("^[a-z0-9_]+$"))' "$sync/events"
 check "monitor -j -t: every event has an ISO 8601 UTC time first" \
 	jq -se 'length == 3 and all(.[]; (keys_unsorted[0] == "time") and
 		(.time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6}Z$")))' "$sync/events"
@@ -62,7 +64,8 @@ check "monitor -j -t: every event has an ISO 8601 UTC time first" \
 "$script" scratch-ctl 1 "ready:$sync/c" "wait:$sync/d" close >/dev/null &
 wait_file "$sync/c"
 read -r pid fd ino <"$sync/c"
-check "memfd set PID FD keep --budget 2" "$ctl" memfd set "$pid" "$fd" keep --budget 2
+check "memfd set PID FD keep --budget 2 (-j: snake_case keys)" bash -c \
+	"'$ctl' -j memfd set $pid $fd keep --budget 2 | jq -e '.budget == 2 and ([paths | .[] | strings] | all(test(\"^[a-z0-9_]+\$\")))' >/dev/null"
 check "the memfd is listed with budget 2" \
 	json "any(m['inode'] == $ino and m['budget'] == 2 for m in d)" < <("$ctl" -j memfd list)
 check "memfd set PID FD default" "$ctl" memfd set "$pid" "$fd" default

@@ -141,7 +141,7 @@ workload=$!
 wait_file "$T/a"
 read -r pid _ ino <"$T/a"
 check "memfd guest-ram-1 opted in by the rule" \
-	json "any(m['inode'] == $ino and m['name'] == 'guest-ram-1' and 'rule-id' in m for m in d)" \
+	json "any(m['inode'] == $ino and m['name'] == 'guest-ram-1' and 'rule_id' in m for m in d)" \
 	< <("$ctl" -j memfd list)
 page_rows() { sql "SELECT printf('0x%x', \"offset\"), memfd_name, pid, comm, state, times_consumed FROM poisoned_pages WHERE inode = $ino ORDER BY \"offset\""; }
 want_rows() { diff <(page_rows) <(printf '0x3000|guest-ram-1|%s|memfd_script|%s|1\n0x7000|guest-ram-1|%s|memfd_script|%s|1\n' "$pid" "$1" "$pid" "$1") >/dev/null; }
