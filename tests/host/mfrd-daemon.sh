@@ -294,7 +294,7 @@ echo "dmi_table = $tmp/DMI" >>"$tmp/mfrd.conf"
 rm -f "$tmp/state/recorded-pfns-offlined"
 "$mfrd" --config "$tmp/mfrd.conf" --rules-dir "$tmp/rules" >"$tmp/log3" 2>&1 &
 pid=$!
-if wait_for 30 grep -q "1 skipped: their DIMM changed since they were recorded (pfns 0x$(printf %x $((1 << 40))))" "$tmp/log3"; then
+if wait_for 30 grep -qs "1 skipped: their DIMM changed since they were recorded (pfns 0x$(printf %x $((1 << 40))))" "$tmp/log3"; then
 	ok "boot offlining skips the record whose DIMM changed, and says so"
 else
 	fail "no skip reported"; cat "$tmp/log3"
