@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
 #include <sys/stat.h>
 
 #include "mfr-spec.h"
@@ -619,16 +620,50 @@ int mfrd_rules_load_dir(const char *dir, struct mfrd_rules *rules,
 	return finish(&tmp, &e, rules, errs);
 }
 
+/* nftw() has no argument for its callback. */
+static uint64_t wanted_cgroup_id;
+
+static int is_wanted_cgroup(const char *path, const struct stat *st, int type,
+			    struct FTW *ftw)
+{
+	(void)path;
+	(void)ftw;
+	return type == FTW_D && st->st_ino == wanted_cgroup_id;
+}
+
+/*
+ * A cgroup v2 id is its directory's inode number in cgroupfs (kernfs node
+ * ids on 64-bit kernels): 1 if a directory under root has it, 0 if none,
+ * -1 if the tree cannot be walked.
+ */
+static int cgroup_id_exists(const char *root, uint64_t id)
+{
+	wanted_cgroup_id = id;
+	return nftw(root, is_wanted_cgroup, 16, FTW_PHYS | FTW_MOUNT);
+}
+
 int mfrd_rules_check_host(const struct mfrd_rules *rules,
 			  const char *cgroup_root, struct mfrd_errors *errs)
 {
 	struct mfrd_errors e = { 0 };
 	struct stat st;
 	char *path;
+	int found;
 
 	for (size_t i = 0; i < rules->n; i++) {
 		const struct mfrd_rule *r = &rules->v[i];
 
+		if (r->cgroup_id) {
+			found = cgroup_id_exists(cgroup_root, r->cgroup_id);
+			if (found < 0)
+				err_add(&e, r->file, r->line,
+					"cgroup-id: cannot look for it under %s: %s",
+					cgroup_root, strerror(errno));
+			else if (!found)
+				err_add(&e, r->file, r->line,
+					"cgroup-id: %" PRIu64 ": no such cgroup v2 under %s",
+					r->cgroup_id, cgroup_root);
+		}
 		if (!r->cgroup_path)
 			continue;
 		if (asprintf(&path, "%s%s", cgroup_root, r->cgroup_path) < 0)

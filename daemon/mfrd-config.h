@@ -83,8 +83,9 @@ void mfrd_rules_free(struct mfrd_rules *rules);
 
 /*
  * What only the host can tell: every cgroup-path exists under
- * cgroup_root (the cgroup v2 mount, /sys/fs/cgroup).  Returns 0, or -1
- * with "FILE:LINE: message" errors in *errs.
+ * cgroup_root (the cgroup v2 mount, /sys/fs/cgroup), and every cgroup-id
+ * is the inode number of a directory there.  Returns 0, or -1 with
+ * "FILE:LINE: message" errors in *errs.
  */
 int mfrd_rules_check_host(const struct mfrd_rules *rules,
 			  const char *cgroup_root, struct mfrd_errors *errs);

@@ -426,6 +426,29 @@ static void test_rules_module_limits(void)
 	}
 	mfrd_errors_free(&e);
 	mfrd_rules_free(&r);
+
+	/* cgroup-id: the inode number of a directory under the root. */
+	struct stat st;
+	char ids[256];
+
+	CHECK(stat(unit_path("cg/machine.slice"), &st) == 0, "stat the cgroup");
+	snprintf(ids, sizeof(ids),
+		 "[rule]\ncgroup-id = %llu\naction = keep\n[rule]\ncgroup-id = 1\naction = keep\n",
+		 (unsigned long long)st.st_ino);
+	unit_write(p, ids, -1);
+	CHECK(mfrd_rules_load_file(p, &r, &e) == 0, "cgroup-id rules parse");
+	CHECK(mfrd_rules_check_host(&r, root, &e) == -1 && e.n == 1,
+	      "an unknown cgroup-id fails the host check, the known one does not");
+	if (e.n == 1) {
+		char buf[8192];
+
+		snprintf(buf, sizeof(buf),
+			 "%s/limits.conf:4: cgroup-id: 1: no such cgroup v2 under %s/cg",
+			 unit_dir, unit_dir);
+		CHECK_STR(e.msgs[0], buf, "cgroup-id error");
+	}
+	mfrd_errors_free(&e);
+	mfrd_rules_free(&r);
 }
 
 int main(void)
