@@ -243,6 +243,36 @@ static void test_migrations(void)
 	      "the migrated schema takes a page");
 	mfrd_store_close(s);
 
+	/* Version 1 (before memory identity) keeps its rows, gains columns. */
+	path = unit_path("v1.db");
+	if (sqlite3_open(path, &db) ||
+	    sqlite3_exec(db,
+			 "CREATE TABLE poisoned_pages (boot_id TEXT NOT NULL,"
+			 " pfn INTEGER NOT NULL, head_pfn INTEGER, folio_size INTEGER,"
+			 " inode INTEGER, memfd_name TEXT, pid INTEGER, comm TEXT,"
+			 " cgroup_id INTEGER, cgroup_path TEXT, \"offset\" INTEGER,"
+			 " state TEXT NOT NULL, times_consumed INTEGER NOT NULL DEFAULT 0,"
+			 " first_seen_usec INTEGER NOT NULL, last_update_usec INTEGER NOT NULL,"
+			 " PRIMARY KEY (boot_id, pfn)) WITHOUT ROWID;"
+			 "CREATE TABLE events (id INTEGER PRIMARY KEY, time_usec INTEGER NOT NULL,"
+			 " boot_id TEXT NOT NULL, kind TEXT NOT NULL, pfn INTEGER,"
+			 " head_pfn INTEGER, inode INTEGER, generation INTEGER, detail TEXT);"
+			 "INSERT INTO poisoned_pages (boot_id, pfn, state, first_seen_usec,"
+			 " last_update_usec) VALUES ('" BOOT_B "', 77, 'offlined', 1, 1);"
+			 "PRAGMA user_version = 1", NULL, NULL, NULL)) {
+		printf("not ok - cannot make v1.db: %s\n", sqlite3_errmsg(db));
+		exit(1);
+	}
+	sqlite3_close(db);
+	s = open_ok(path, BOOT_A);
+	CHECK(mfrd_store_schema_version(s) == 2, "version 1 migrated to 2");
+	struct mfrd_earlier *e = NULL;
+	size_t n = 0;
+	CHECK(mfrd_store_earlier(s, &e, &n) == 0 && n == 1 && e[0].pfn == 77 &&
+	      !e[0].dimm_id, "its record is there, without a DIMM identity");
+	mfrd_store_earlier_free(e, n);
+	mfrd_store_close(s);
+
 	/* A database from a newer mfrd is left alone. */
 	path = unit_path("newer.db");
 	if (sqlite3_open(path, &db) ||
