@@ -6,7 +6,7 @@
 #   make test              unit tests and the VM suite; ends "N passed, N failed"
 #   make vm-run CMD='...'  run CMD as root in a VM with mfr.ko loaded
 #   make kernel | module | helpers | daemon | checkpatch | ynl-regen | clean
-#   make install           mfrd, mfrctl, manuals, unit, udev rule, modules-load.d (DESTDIR, PREFIX)
+#   make install           mfrd, mfrctl, manuals, unit, udev rule (DESTDIR, PREFIX)
 #   make dkms-install      module source to /usr/src/mfr-VERSION, "dkms add"
 #   make e2e               Debian 12 guest: .debs, DKMS, udev, mfrd (not in make test)
 #   make bench             benchmarks against the kernel without the series: bench/RESULTS.md
@@ -19,7 +19,7 @@ CFLAGS_HELPERS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 
 HELPERS := $(patsubst tests/helpers/%.c,build/helpers/%,$(wildcard tests/helpers/*.c))
 
-.PHONY: all deps kernel module helpers daemon vm-run test test-peer test-mce demo checkpatch ynl-regen clean \
+.PHONY: all deps deps-daemon deb install-system kernel module helpers daemon vm-run test test-peer test-mce demo checkpatch ynl-regen clean \
 	install dkms-install e2e bench
 
 all: module helpers daemon
@@ -35,9 +35,13 @@ module: kernel
 
 helpers: $(HELPERS)
 
-# mfrctl (the daemon/ directory's own Makefile, objects in build/daemon)
-daemon: deps
+# mfrctl and mfrd (the daemon/ directory's own Makefile, objects in
+# build/daemon): only the libraries they use, not the kernel's or the VMs'.
+daemon: deps-daemon
 	$(MAKE) -C daemon
+
+deps-daemon:
+	scripts/install-deps.sh --daemon
 
 build/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)
@@ -73,14 +77,28 @@ ynl-regen: deps
 # offlining of earlier pfns without waiting for the module.
 DESTDIR ?=
 PREFIX ?= /usr
+# Debian 12's debhelper looks for units and rules under /lib.
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
 MFR_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 DKMS_SRC = $(DESTDIR)/usr/src/mfr-$(MFR_VERSION)
 
+# The unit names the binaries under $(PREFIX)/sbin; modules-load.d loads
+# mfr.ko at boot.
 install:
 	$(MAKE) -C daemon install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
-	install -D -m 0644 systemd/mfrd.service $(DESTDIR)$(PREFIX)/lib/systemd/system/mfrd.service
-	install -D -m 0644 udev/60-mfr.rules $(DESTDIR)$(PREFIX)/lib/udev/rules.d/60-mfr.rules
-	install -D -m 0644 systemd/modules-load.d/mfr.conf $(DESTDIR)$(PREFIX)/lib/modules-load.d/mfr.conf
+	$(MAKE) install-system DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+
+# What systemd, udev and modules-load read (debian/rules uses it too).
+install-system:
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed 's|/usr/sbin/|$(PREFIX)/sbin/|g' systemd/mfrd.service \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/mfrd.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/mfrd.service
+	install -D -m 0644 udev/60-mfr.rules $(DESTDIR)$(UDEVRULESDIR)/60-mfr.rules
+	install -D -m 0644 modules-load.d/mfr.conf $(DESTDIR)$(PREFIX)/lib/modules-load.d/mfr.conf
+	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/doc/mfr/examples \
+		prometheus/mfr-alerts.yml prometheus/mfr-alerts.test.yml
 
 # What DKMS builds from: dkms.conf and the module's sources, nothing built.
 # Registering is left to the package's postinst when DESTDIR is set.
@@ -94,6 +112,17 @@ dkms-install:
 	install -m 0644 module/include/uapi/linux/*.h $(DKMS_SRC)/module/include/uapi/linux/
 	if [ -z "$(DESTDIR)" ] && ! dkms status -m mfr -v $(MFR_VERSION) | grep -q .; then \
 		dkms add mfr/$(MFR_VERSION); fi
+
+# mfr-dkms and mfrd .debs (debian/) into build/deb, built from a copy of
+# the tracked files so that dpkg-buildpackage writes nothing outside build/.
+DEB_SRC = build/deb/mfr-$(MFR_VERSION)
+deb:
+	scripts/install-deps.sh --deb
+	rm -rf build/deb && mkdir -p $(DEB_SRC)
+	git ls-files -z --cached --others --exclude-standard | \
+		grep -zv '^build/' | xargs -0 cp --parents -t $(DEB_SRC)
+	cd $(DEB_SRC) && dpkg-buildpackage -b -us -uc
+	ls build/deb/*.deb
 
 # Two non-debug kernels, with and without the series, and one VM each
 # (bench/run.sh); writes bench/RESULTS.md.

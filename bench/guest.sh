@@ -113,7 +113,8 @@ done
 p4() {
 	T=$(mktemp -d)
 	mkdir "$T/rules"
-	printf 'state_dir = %s/state\nmetrics_file = none\n' "$T" >"$T/mfrd.conf"
+	# Every report logged (no rate limit): the log times the report path.
+	printf 'state_dir = %s/state\nmetrics_file = none\nlog_rate_limit_burst = 0\n' "$T" >"$T/mfrd.conf"
 	printf '[rule]\nname-glob = bench-storm-*\naction = keep\n' >"$T/rules/10-storm.conf"
 	mkfifo "$T/log"
 	"$bin/p4_storm" "$T/log" "$T/go" 4 5 10000 >"$T/p4" &
@@ -137,7 +138,54 @@ p4() {
 	rm -rf "$T"
 }
 
+# P4, bounded: the same storm (smaller: the pool lost P4's hugepages)
+# with the journal rate limit at its default and an events log of at most
+# 500 rows: every page record persisted, the events log bounded, the
+# journal entries left out counted.
+p4_bounded() {
+	local errors=2000 persisted module i
+	T=$(mktemp -d)
+	mkdir "$T/rules"
+	printf 'state_dir = %s/state\nmetrics_file = %s/mfr.prom\nmetrics_interval = 1\nevents_max_rows = 500\n' \
+		"$T" "$T" >"$T/mfrd.conf"
+	printf '[rule]\nname-glob = bench-storm-*\naction = keep\n' >"$T/rules/10-storm.conf"
+	mkfifo "$T/log"
+	"$bin/p4_storm" "$T/log" "$T/go" 2 2 "$errors" 0 >"$T/p4" &
+	storm=$!
+	"$MFR_ROOT/build/daemon/mfrd" --config "$T/mfrd.conf" --rules-dir "$T/rules" 2>"$T/log" &
+	mfrd=$!
+	until "$MFR_ROOT/build/daemon/mfrctl" -j rules list | grep -q bench-storm; do sleep 0.2; done
+	touch "$T/go"
+	until [ -s "$T/p4" ]; do sleep 1; done
+	store_count() {
+		python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1], timeout=10).execute(
+			"SELECT count(DISTINCT pfn) FROM poisoned_pages WHERE memfd_name LIKE ?",
+			("bench-storm-%",)).fetchone()[0])' "$T/state/mfrd.db"
+	}
+	for i in $(seq 600); do
+		[ "$(store_count)" -ge "$errors" ] && break
+		sleep 0.2
+	done
+	sleep 3	# a retention pass and a metrics write after the last event
+	module=$("$MFR_ROOT/build/daemon/mfrctl" -j poison list |
+		python3 -c 'import json, sys; print(sum(e["state"] == "kept" for e in json.load(sys.stdin)))')
+	persisted=$(store_count)
+	metric() { sed -n "s/^$1 //p" "$T/mfr.prom"; }
+	echo "p4bounded memfds=2 errors=$errors module_records=$module persisted=$persisted" \
+		"events_max_rows=500 events_rows=$(metric mfrd_events_rows)" \
+		"events_pruned=$(metric mfrd_events_pruned_total)" \
+		"journal_logged=$(sed -n 's/.* log_lines=\([0-9]*\).*/\1/p' "$T/p4")" \
+		"journal_suppressed=$(metric mfrd_journal_suppressed_total)" |
+		sed "s/^/kernel=$role config=keep /" | tee -a "$out"
+	rm "$T/go"
+	wait "$storm" || true
+	kill -TERM "$mfrd"
+	wait "$mfrd" || true
+	rm -rf "$T"
+}
+
 part p4 && p4
+part p4 && p4_bounded
 part p5 && p5 keep --keep
 # A part left out (BENCH_PARTS) must not make the last test fail the VM.
 exit 0

@@ -277,6 +277,22 @@ def p4_section(rows, out):
                    f"{r['persisted']} | **{lost}** | {r['storm_seconds']} | {r['p50_ms']} | "
                    f"{r['p99_ms']} | {r['max_ms']} |")
     out.append("")
+    bounded = [r for r in rows if r.get("bench") == "p4bounded"]
+    if not bounded:
+        return
+    out.append("Bounded growth under the same kind of storm: the journal rate limit at "
+               "its default (50 entries of a kind per 60 s, the rest summed up) and "
+               "the events log kept to `events_max_rows`.  The page records are never "
+               "pruned: none may be lost.\n")
+    out.append("| errors | module records | persisted | lost | events rows (max) | "
+               "events pruned | journal entries | journal suppressed |")
+    out.append("|---|---|---|---|---|---|---|---|")
+    for r in bounded:
+        lost = int(r["errors"]) - int(r["persisted"] or 0)
+        out.append(f"| {r['errors']} | {r['module_records']} | {r['persisted']} | **{lost}** | "
+                   f"{r['events_rows']} ({r['events_max_rows']}) | {r['events_pruned']} | "
+                   f"{r['journal_logged']} | {r['journal_suppressed']} |")
+    out.append("")
 
 
 def p5_section(rows, out):

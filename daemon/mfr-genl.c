@@ -183,7 +183,15 @@ uint64_t mfr_genl_get_uint(const struct nlattr *nla)
 
 struct nl_msg *mfr_genl_request(struct mfr_genl *g, uint8_t cmd)
 {
-	struct nl_msg *msg = nlmsg_alloc();
+	return mfr_genl_request_sized(g, cmd, 0);
+}
+
+struct nl_msg *mfr_genl_request_sized(struct mfr_genl *g, uint8_t cmd,
+				      size_t size)
+{
+	struct nl_msg *msg = size ?
+		nlmsg_alloc_size(NLMSG_HDRLEN + GENL_HDRLEN + size) :
+		nlmsg_alloc();
 
 	if (msg && !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, g->family, 0,
 				0, cmd, MFR_FAMILY_VERSION)) {
@@ -191,6 +199,32 @@ struct nl_msg *mfr_genl_request(struct mfr_genl *g, uint8_t cmd)
 		msg = NULL;
 	}
 	return msg;
+}
+
+/*
+ * The name of the attribute at bad, within the attributes at head of
+ * set: an attribute inside a nest is named by the nest's set.
+ */
+static const char *attr_at(const struct mfr_attr_set *set,
+			   struct nlattr *head, int len, const char *bad)
+{
+	const struct mfr_attr *a;
+	struct nlattr *nla;
+	int rem;
+
+	nla_for_each_attr(nla, head, len, rem) {
+		if ((char *)nla == bad)
+			return mfr_attr_name(set, nla_type(nla));
+		if (bad < (char *)nla || bad >= (char *)nla + nla->nla_len)
+			continue;
+		if ((unsigned int)nla_type(nla) > set->max)
+			return NULL;
+		a = &set->attrs[nla_type(nla)];
+		if (a->type != MFR_ATTR_NEST)
+			return a->name;
+		return attr_at(a->nested, nla_data(nla), nla_len(nla), bad);
+	}
+	return NULL;
 }
 
 /*
@@ -226,14 +260,15 @@ static void read_ext_ack(struct request *r, struct nlmsghdr *nlh, int hlen)
 					nla_get_u32(tb[NLMSGERR_ATTR_MISS_TYPE]));
 		e->attr_missing = e->attr != NULL;
 	} else if (tb[NLMSGERR_ATTR_OFFS]) {
-		/* The offset is into our request: read the type there. */
+		/* The offset is into our request: find what is there. */
 		req = nlmsg_hdr(r->req);
 		offs = nla_get_u32(tb[NLMSGERR_ATTR_OFFS]);
 		if (offs >= NLMSG_HDRLEN + GENL_HDRLEN &&
 		    offs <= req->nlmsg_len - sizeof(struct nlattr)) {
-			struct nlattr *bad = (void *)((char *)req + offs);
-
-			e->attr = mfr_attr_name(set, nla_type(bad));
+			e->offset = offs;
+			e->attr = attr_at(set, genlmsg_attrdata(nlmsg_data(req), 0),
+					  genlmsg_attrlen(nlmsg_data(req), 0),
+					  (char *)req + offs);
 		}
 	}
 }
@@ -326,6 +361,9 @@ static int deliver(struct request *r, struct nl_msg *msg)
 			break;
 		case MFR_ATTR_STRING:
 			policy[i].type = NLA_STRING;
+			break;
+		case MFR_ATTR_NEST:
+			policy[i].type = NLA_NESTED;
 			break;
 		case MFR_ATTR_UNUSED:
 			break;

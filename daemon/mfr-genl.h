@@ -27,6 +27,7 @@ struct mfr_genl_error {
 	char msg[256];		/* the kernel's extack message, "" if none */
 	const char *attr;	/* the attribute the kernel blamed, or NULL */
 	bool attr_missing;	/* ... because the request lacked it */
+	uint32_t offset;	/* of that attribute in the request, or 0 */
 };
 
 struct mfr_genl;
@@ -50,6 +51,9 @@ void mfr_genl_close(struct mfr_genl *g);
 
 /* A request message for cmd, to fill with nla_put*() and give to do. */
 struct nl_msg *mfr_genl_request(struct mfr_genl *g, uint8_t cmd);
+/* The same with room for size bytes of attributes (default: a page). */
+struct nl_msg *mfr_genl_request_sized(struct mfr_genl *g, uint8_t cmd,
+				      size_t size);
 
 /*
  * Send a request and wait for the kernel's answer: cb sees the reply, if

@@ -3,8 +3,9 @@
  * The mfr netlink contract (module/mfr.yaml) as C tables: for each
  * attribute set, the name and wire type of every attribute and the names
  * of enum values, and for each command its name and attribute set.  The
- * names are the spec's, so JSON output and error messages use the same
- * words as the spec and the YNL CLI.
+ * tables are generated from the spec (mfr-spec-gen.[ch], "make
+ * ynl-regen"; a host test fails when they are stale), so JSON output and
+ * error messages use the same words as the spec and the YNL CLI.
  */
 #ifndef MFR_SPEC_H
 #define MFR_SPEC_H
@@ -17,6 +18,7 @@ enum mfr_attr_type {
 	MFR_ATTR_U32,
 	MFR_ATTR_UINT,		/* YNL "uint": 4 or 8 bytes on the wire */
 	MFR_ATTR_STRING,
+	MFR_ATTR_NEST,		/* attributes of another set, see nested */
 };
 
 struct mfr_enum {
@@ -28,6 +30,7 @@ struct mfr_attr {
 	const char *name;
 	enum mfr_attr_type type;
 	const struct mfr_enum *values;	/* NULL unless the u32 is an enum */
+	const struct mfr_attr_set *nested;	/* MFR_ATTR_NEST only */
 };
 
 struct mfr_attr_set {
@@ -36,25 +39,18 @@ struct mfr_attr_set {
 	const struct mfr_attr *attrs;	/* max + 1 entries, [0] unused */
 };
 
-enum mfr_set_id {
-	MFR_SET_STATUS,
-	MFR_SET_RULE,
-	MFR_SET_MEMFD,
-	MFR_SET_POISON,
+/* A command: its spec name, attribute set, and for notifications the kind. */
+struct mfr_cmd {
+	const char *name;
+	unsigned int set;	/* enum mfr_set_id */
+	const char *event;	/* "page-poisoned" for page-poisoned-ntf */
 };
 
-extern const struct mfr_attr_set mfr_attr_sets[];
+/* The tables themselves, generated from the spec by "make ynl-regen". */
+#include "mfr-spec-gen.h"
 
-#define MFR_SPEC_MAX2(a, b)	((int)(a) > (int)(b) ? (int)(a) : (int)(b))
-/* Highest attribute type of any set: parse tables have one more entry. */
-#define MFR_SPEC_MAX_ATTR						\
-	MFR_SPEC_MAX2(MFR_SPEC_MAX2(MFR_A_STATUS_MAX, MFR_A_RULE_MAX),	\
-		      MFR_SPEC_MAX2(MFR_A_MEMFD_MAX, MFR_A_POISON_MAX))
-
-extern const struct mfr_enum mfr_policy_enum;
-extern const struct mfr_enum mfr_memfd_state_enum;
-extern const struct mfr_enum mfr_page_state_enum;
-extern const struct mfr_enum mfr_signal_code_enum;
+extern const struct mfr_attr_set mfr_attr_sets[MFR_SET_COUNT];
+extern const struct mfr_cmd mfr_cmds[MFR_CMD_MAX + 1];
 
 /* The attribute set of a command's messages, NULL for an unknown command. */
 const struct mfr_attr_set *mfr_cmd_attr_set(uint8_t cmd);

@@ -4,21 +4,24 @@
 
 #include "mfrctl.h"
 
-static const struct column memfd_cols[] = {
-	COLUMN("INODE", true, MFR_A_MEMFD_INODE),
-	COLUMN("NAME", false, MFR_A_MEMFD_NAME),
-	COLUMN("PID", true, MFR_A_MEMFD_PID),
-	COLUMN("COMM", false, MFR_A_MEMFD_COMM),
+const struct column memfd_cols[] = {
+	COLUMN("INODE", true, MFR_A_MEMFD_INODE, "inode number of the memfd"),
+	COLUMN("NAME", false, MFR_A_MEMFD_NAME, "name given to memfd_create()"),
+	COLUMN("PID", true, MFR_A_MEMFD_PID, "pid of the task that created it"),
+	COLUMN("COMM", false, MFR_A_MEMFD_COMM, "command name of that task"),
 	COLUMN_OR("CGROUP", false, MFR_A_MEMFD_CGROUP_PATH,
-		  MFR_A_MEMFD_CGROUP_ID),
-	COLUMN("SIZE", true, MFR_A_MEMFD_SIZE),
-	COLUMN("HPAGE", true, MFR_A_MEMFD_HUGEPAGE_SIZE),
-	COLUMN("POLICY", false, MFR_A_MEMFD_POLICY),
-	COLUMN("BUDGET", true, MFR_A_MEMFD_BUDGET),
-	COLUMN("POISONED", true, MFR_A_MEMFD_RAW_PAGES_POISONED),
-	COLUMN("STATE", false, MFR_A_MEMFD_STATE),
-	COLUMN("RULE", true, MFR_A_MEMFD_RULE_ID),
+		  MFR_A_MEMFD_CGROUP_ID, "its cgroup v2 (path, or id)"),
+	COLUMN("SIZE", true, MFR_A_MEMFD_SIZE, "size of the memfd"),
+	COLUMN("HPAGE", true, MFR_A_MEMFD_HUGEPAGE_SIZE, "size of its hugepages"),
+	COLUMN("POLICY", false, MFR_A_MEMFD_POLICY, "keep or default"),
+	COLUMN("BUDGET", true, MFR_A_MEMFD_BUDGET,
+	       "poisoned 4 KiB pages it may keep"),
+	COLUMN("POISONED", true, MFR_A_MEMFD_RAW_PAGES_POISONED,
+	       "its poisoned 4 KiB pages"),
+	COLUMN("STATE", false, MFR_A_MEMFD_STATE, "clean, poisoned or over-budget"),
+	COLUMN("RULE", true, MFR_A_MEMFD_RULE_ID, "id of the rule that opted it in"),
 };
+const size_t memfd_ncols = ARRAY_SIZE(memfd_cols);
 
 int memfd_list_run(struct mfrctl *ctl)
 {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mfrctl.h"
 
@@ -26,15 +27,33 @@ static void on_stop_signal(int sig)
 }
 
 /* "page-poisoned pfn=0x1234 head-pfn=0x1200 ...", every attribute given */
+/* -t: when the event was read, ISO 8601 in UTC with microseconds. */
+static void timestamp(char *buf, size_t size)
+{
+	struct timespec ts;
+	struct tm tm;
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", gmtime_r(&ts.tv_sec, &tm));
+	snprintf(buf + n, size - n, ".%06ldZ", ts.tv_nsec / 1000);
+}
+
 static int print_text(const char *event, const struct mfr_attr_set *set,
 		      struct nlattr **tb)
 {
+	char when[40];
 	unsigned int i;
 	char *v;
 
+	if (output_opts.timestamps) {
+		timestamp(when, sizeof(when));
+		printf("%s ", when);
+	}
 	fputs(event, stdout);
 	for (i = 1; i <= set->max; i++) {
-		if (!tb[i] || set->attrs[i].type == MFR_ATTR_UNUSED)
+		if (!tb[i] || set->attrs[i].type == MFR_ATTR_UNUSED ||
+		    set->attrs[i].type == MFR_ATTR_NEST)
 			continue;
 		v = attr_text(set, i, tb[i], true);
 		if (!v)
@@ -50,12 +69,17 @@ static int print_json(const char *event, const struct mfr_attr_set *set,
 		      struct nlattr **tb)
 {
 	json_object *doc = json_object_new_object();
-	int ret;
+	char when[40];
+	int ret = 0;
 
 	if (!doc)
 		return -ENOMEM;
-	/* "event" first, then the attributes */
-	ret = json_add(doc, "event", json_object_new_string(event)) ?:
+	/* "time" (with -t) and "event" first, then the attributes */
+	if (output_opts.timestamps) {
+		timestamp(when, sizeof(when));
+		ret = json_add(doc, "time", json_object_new_string(when));
+	}
+	ret = ret ?: json_add(doc, "event", json_object_new_string(event)) ?:
 	      json_add_attrs(doc, set, tb);
 	if (!ret)
 		ret = json_print(doc);

@@ -5,15 +5,16 @@
 
 #include "mfrctl.h"
 
-static const struct column rule_cols[] = {
-	COLUMN("ID", true, MFR_A_RULE_ID),
-	COLUMN("NAME", false, MFR_A_RULE_NAME_GLOB),
+const struct column rule_cols[] = {
+	COLUMN("ID", true, MFR_A_RULE_ID, "rule id, in the order tried"),
+	COLUMN("NAME", false, MFR_A_RULE_NAME_GLOB, "memfd name glob"),
 	COLUMN_OR("CGROUP", false, MFR_A_RULE_CGROUP_PATH,
-		  MFR_A_RULE_CGROUP_ID),
-	COLUMN("UID", true, MFR_A_RULE_UID),
-	COLUMN("ACTION", false, MFR_A_RULE_ACTION),
-	COLUMN("BUDGET", true, MFR_A_RULE_BUDGET),
+		  MFR_A_RULE_CGROUP_ID, "cgroup v2 (path, or id)"),
+	COLUMN("UID", true, MFR_A_RULE_UID, "uid of the creating task"),
+	COLUMN("ACTION", false, MFR_A_RULE_ACTION, "keep or default"),
+	COLUMN("BUDGET", true, MFR_A_RULE_BUDGET, "poisoned pages a memfd may keep"),
 };
+const size_t rule_ncols = ARRAY_SIZE(rule_cols);
 
 int rules_list_run(struct mfrctl *ctl)
 {

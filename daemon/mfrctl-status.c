@@ -64,6 +64,7 @@ static int print_stats(struct mfrctl *ctl, struct nlattr **tb)
 {
 	json_object *doc = NULL;
 	const char *name;
+	char key[64];
 	unsigned int i;
 	int ret;
 
@@ -81,7 +82,8 @@ static int print_stats(struct mfrctl *ctl, struct nlattr **tb)
 			       (unsigned long long)mfr_genl_get_uint(tb[i]));
 			continue;
 		}
-		ret = json_add(doc, name,
+		json_key(name, key, sizeof(key));
+		ret = json_add(doc, key,
 			       json_object_new_uint64(mfr_genl_get_uint(tb[i])));
 		if (ret) {
 			json_object_put(doc);

@@ -23,6 +23,11 @@ struct command {
 	unsigned int opts;	/* OPT_* it takes */
 	int (*parse)(struct mfrctl *ctl, char **args);	/* may be NULL */
 	int (*run)(struct mfrctl *ctl);
+	bool dflt;		/* the area's verb when none is given */
+	bool store;		/* reads mfrd's store, not the module */
+	unsigned int maxargs;	/* optional positional arguments, up to */
+	const struct column *cols;	/* a listing: -o, -n, -r apply */
+	const size_t *ncols;
 };
 
 static const struct command commands[] = {
@@ -38,6 +43,7 @@ static const struct command commands[] = {
 		.area = "rules", .verb = "list",
 		.help = "the rules, in the order they are tried",
 		.run = rules_list_run,
+		.dflt = true, .cols = rule_cols, .ncols = &rule_ncols,
 	}, {
 		.area = "rules", .verb = "add",
 		.synopsis = "[--name GLOB] [--cgroup PATH | --cgroup-id ID] "
@@ -59,6 +65,7 @@ static const struct command commands[] = {
 		.area = "memfd", .verb = "list",
 		.help = "the memfds that keep poisoned pages mapped",
 		.run = memfd_list_run,
+		.dflt = true, .cols = memfd_cols, .ncols = &memfd_ncols,
 	}, {
 		.area = "memfd", .verb = "set",
 		.synopsis = "PID FD keep|default [--budget N]",
@@ -67,18 +74,44 @@ static const struct command commands[] = {
 		.opts = OPT_BUDGET,
 		.parse = memfd_set_parse,
 		.run = memfd_set_run,
+		.cols = memfd_cols, .ncols = &memfd_ncols,
 	}, {
 		.area = "poison", .verb = "list",
 		.help = "the poisoned 4 KiB pages of kept hugepages",
 		.run = poison_list_run,
+		.dflt = true, .cols = poison_cols, .ncols = &poison_ncols,
 	}, {
 		.area = "monitor",
-		.synopsis = "[--count N]",
-		.help = "print events as they come, or the first N",
+		.synopsis = "[-t] [--count N]",
+		.help = "print events as they come, or the first N; -t: with times",
 		/* the group is CAP_SYS_ADMIN's; ops also need CAP_NET_ADMIN */
 		.denied = "needs CAP_SYS_ADMIN",
 		.opts = OPT_COUNT,
 		.run = monitor_run,
+	}, {
+		.area = "history",
+		.synopsis = "[--db FILE]",
+		.help = "every poisoned page mfrd recorded, all boots, from its store",
+		.opts = OPT_DB,
+		.store = true,
+		.run = history_run,
+		.cols = history_cols, .ncols = &history_ncols,
+	}, {
+		.area = "summary",
+		.synopsis = "[--db FILE]",
+		.help = "poisoned pages by DIMM, by memfd owner and by boot",
+		.opts = OPT_DB,
+		.store = true,
+		.run = summary_run,
+	}, {
+		.area = "forget",
+		.synopsis = "PFN | --boot ID | --dimm LABEL [--db FILE]",
+		.help = "delete records from the store (after a DIMM was replaced)",
+		.maxargs = 1,
+		.opts = OPT_DB | OPT_BOOT | OPT_DIMM,
+		.store = true,
+		.parse = forget_parse,
+		.run = forget_run,
 	},
 };
 
@@ -91,10 +124,18 @@ enum {
 	OPTV_ACTION,
 	OPTV_BUDGET,
 	OPTV_COUNT,
+	OPTV_DB,
+	OPTV_BOOT,
+	OPTV_DIMM,
 };
 
 static const struct option options[] = {
 	{ "json", no_argument, NULL, 'j' },
+	{ "pretty", no_argument, NULL, 'p' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "noheadings", no_argument, NULL, 'n' },
+	{ "raw", no_argument, NULL, 'r' },
+	{ "timestamps", no_argument, NULL, 't' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "name", required_argument, NULL, OPTV_NAME },
@@ -104,6 +145,9 @@ static const struct option options[] = {
 	{ "action", required_argument, NULL, OPTV_ACTION },
 	{ "budget", required_argument, NULL, OPTV_BUDGET },
 	{ "count", required_argument, NULL, OPTV_COUNT },
+	{ "db", required_argument, NULL, OPTV_DB },
+	{ "boot", required_argument, NULL, OPTV_BOOT },
+	{ "dimm", required_argument, NULL, OPTV_DIMM },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -141,24 +185,65 @@ static void print_synopsis(FILE *f, const char *prefix,
 	fputc('\n', f);
 }
 
-static void print_help(void)
+static const char options_help[] =
+	"  -j, --json        JSON output (snake_case keys): one document per\n"
+	"                    command, one object per line for monitor\n"
+	"  -p, --pretty      indented JSON (with -j)\n"
+	"  -o, --output COLS the columns of a listing, comma-separated\n"
+	"  -n, --noheadings  no header line in listings\n"
+	"  -r, --raw         listings unaligned, one space between columns,\n"
+	"                    blanks and control characters escaped (\\x20)\n"
+	"  -t, --timestamps  monitor: the time of each event\n"
+	"  -h, --help        show this help (or a command's) and exit\n"
+	"  -V, --version     show the version and exit\n";
+
+static void print_command_help(const struct command *c)
+{
+	char name[32];
+	size_t i;
+
+	print_synopsis(stdout, "  ", c);
+	printf("      %s%s\n", c->help,
+	       c->dflt ? " (also without the verb)" : "");
+	if (!c->cols)
+		return;
+	printf("      columns (-o):");
+	for (i = 0; i < *c->ncols; i++) {
+		column_name(&c->cols[i], name, sizeof(name));
+		printf("%s %s", i ? "," : "", name);
+	}
+	putchar('\n');
+}
+
+/* The help of every command, of an area's ("rules"), or of one. */
+static void print_help(const char *area, const struct command *only)
 {
 	size_t i;
 
-	printf("Usage: mfrctl [-j] COMMAND [ARGS]\n"
-	       "Steer and observe per-memfd memory-failure recovery (mfr.ko).\n"
-	       "\nCommands:\n");
+	printf("Usage: mfrctl [OPTIONS] %s%s\n", area ?: "COMMAND",
+	       area ? " [VERB] [ARGS]" : " [ARGS]");
+	if (!area)
+		printf("Steer and observe per-memfd memory-failure recovery (mfr.ko).\n");
+	printf("\nCommands:\n");
 	for (i = 0; i < ARRAY_SIZE(commands); i++) {
-		print_synopsis(stdout, "  ", &commands[i]);
-		printf("      %s\n", commands[i].help);
+		if ((only && &commands[i] != only) ||
+		    (area && strcmp(commands[i].area, area)))
+			continue;
+		print_command_help(&commands[i]);
 	}
-	printf("\nOptions:\n"
-	       "  -j, --json     JSON output: one document per command,\n"
-	       "                 one object per line for monitor\n"
-	       "  -h, --help     show this help and exit\n"
-	       "  -V, --version  show the version and exit\n"
+	if (only && only->cols) {
+		printf("\nColumns:\n");
+		for (i = 0; i < *only->ncols; i++) {
+			char name[32];
+
+			column_name(&only->cols[i], name, sizeof(name));
+			printf("  %-10s %s\n", name, only->cols[i].help);
+		}
+	}
+	printf("\nOptions:\n%s"
 	       "\nExit status: 0 success, 1 failure, 2 usage error,\n"
-	       "3 mfr module not loaded, 4 permission denied.  See mfrctl(8).\n");
+	       "3 mfr module not loaded, 4 permission denied.  See mfrctl(8).\n",
+	       options_help);
 }
 
 int usage_error(const char *fmt, ...)
@@ -173,7 +258,11 @@ int usage_error(const char *fmt, ...)
 	fputc('\n', stderr);
 	if (c)
 		print_synopsis(stderr, "usage: mfrctl ", c);
-	fputs("Try 'mfrctl --help' for more information.\n", stderr);
+	if (c)
+		fprintf(stderr, "Try 'mfrctl %s%s%s --help' for more information.\n",
+			c->area, c->verb ? " " : "", c->verb ?: "");
+	else
+		fputs("Try 'mfrctl --help' for more information.\n", stderr);
 	return EXIT_USAGE;
 }
 
@@ -298,13 +387,35 @@ static int parse_option(struct mfrctl *ctl, int opt, const char *arg)
 		return parse_u32("budget", arg, 0, MFR_BUDGET_MAX, &ctl->budget);
 	case OPTV_COUNT:
 		return parse_u32("count", arg, 1, UINT32_MAX, &ctl->count);
+	case OPTV_DB:
+		ctl->db_path = arg;
+		return 0;
+	case OPTV_BOOT:
+		if (!*arg)
+			return usage_error("--boot: empty boot id");
+		ctl->forget_boot = arg;
+		return 0;
+	case OPTV_DIMM:
+		if (!*arg)
+			return usage_error("--dimm: empty label");
+		ctl->forget_dimm = arg;
+		return 0;
 	}
 	return usage_error("unexpected option");
 }
 
 _Static_assert(OPT_NAME == 1 << (OPTV_NAME - OPTV_NAME) &&
-	      OPT_COUNT == 1 << (OPTV_COUNT - OPTV_NAME),
+	      OPT_COUNT == 1 << (OPTV_COUNT - OPTV_NAME) &&
+	      OPT_DIMM == 1 << (OPTV_DIMM - OPTV_NAME),
 	      "OPT_* bits follow the OPTV_* order");
+
+static bool find_area(const char *word)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(commands[i].area, word))
+			return true;
+	return false;
+}
 
 static const struct command *find_command(int nwords, char **words)
 {
@@ -320,6 +431,10 @@ static const struct command *find_command(int nwords, char **words)
 		if (!c->verb || (nwords > 1 && !strcmp(c->verb, words[1])))
 			return c;
 	}
+	/* "mfrctl rules": the area's default verb */
+	for (i = 0; area && nwords == 1 && i < ARRAY_SIZE(commands); i++)
+		if (commands[i].dflt && !strcmp(commands[i].area, words[0]))
+			return &commands[i];
 	if (!area) {
 		usage_error("unknown command '%s'", words[0]);
 	} else {
@@ -346,19 +461,35 @@ static int parse_command_line(struct mfrctl *ctl, int argc, char **argv,
 {
 	const struct command *c;
 	int opt, nwords, nargs, ret;
+	bool help = false;
 	unsigned int stray;
 	char name[32];
 	char **words;
 
 	opterr = 0;	/* our messages, with the usage hint */
-	while ((opt = getopt_long(argc, argv, ":jhV", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":jpo:nrthV", options, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
-			ctl->json = true;
+			ctl->json = output_opts.json = true;
+			break;
+		case 'p':
+			output_opts.pretty = true;
+			break;
+		case 'o':
+			output_opts.columns = optarg;
+			break;
+		case 'n':
+			output_opts.noheadings = true;
+			break;
+		case 'r':
+			output_opts.raw = true;
+			break;
+		case 't':
+			output_opts.timestamps = true;
 			break;
 		case 'h':
-			print_help();
-			return PARSE_DONE;
+			help = true;
+			break;
 		case 'V':
 			printf("mfrctl %s\n", MFRCTL_VERSION);
 			return PARSE_DONE;
@@ -380,27 +511,58 @@ static int parse_command_line(struct mfrctl *ctl, int argc, char **argv,
 
 	words = argv + optind;
 	nwords = argc - optind;
+	if (help) {
+		/* "mfrctl rules --help", "mfrctl rules add --help" */
+		c = NULL;
+		for (size_t i = 0; nwords && i < ARRAY_SIZE(commands); i++)
+			if (!strcmp(commands[i].area, words[0]) &&
+			    (!commands[i].verb ||
+			     (nwords > 1 && !strcmp(commands[i].verb, words[1]))))
+				c = &commands[i];
+		print_help(nwords && (c || find_area(words[0])) ? words[0] : NULL,
+			   c);
+		return PARSE_DONE;
+	}
 	if (!nwords)
 		return usage_error("no command given");
 	c = find_command(nwords, words);
 	if (!c)
 		return EXIT_USAGE;
 	usage_cmd = c;
-
-	nargs = nwords - (c->verb ? 2 : 1);
 	command_name(c, name, sizeof(name));
+	if (output_opts.pretty && !output_opts.json)
+		return usage_error("-p (pretty JSON) needs -j");
+	if ((output_opts.columns || output_opts.noheadings || output_opts.raw) &&
+	    (!c->cols || output_opts.json))
+		return usage_error("-o, -n and -r apply to the tables of listings, not to %s%s",
+				   output_opts.json ? "JSON output of " : "", name);
+	if (output_opts.timestamps && c->run != monitor_run)
+		return usage_error("-t applies to monitor, not to %s", name);
+	if (output_opts.columns) {
+		size_t idx[*c->ncols], bad_len;
+		const char *bad;
+
+		if (columns_select(c->cols, *c->ncols, output_opts.columns, idx,
+				   &bad, &bad_len) < 0)
+			return usage_error("-o: unknown or repeated column '%.*s' (see 'mfrctl %s --help')",
+					   (int)bad_len, bad, name);
+	}
+
+	/* a default verb: "mfrctl rules" runs "rules list" */
+	nargs = nwords - (c->verb && nwords > 1 ? 2 : 1);
 	if (nargs < (int)c->nargs)
 		return usage_error("%s: missing argument", name);
-	if (nargs > (int)c->nargs)
+	if (nargs > (int)(c->maxargs > c->nargs ? c->maxargs : c->nargs))
 		return usage_error("unexpected argument '%s'",
-				   words[nwords - nargs + c->nargs]);
+				   words[nwords - nargs +
+					 (c->maxargs > c->nargs ? c->maxargs : c->nargs)]);
 	stray = ctl->given & ~c->opts;
 	if (stray)
 		return usage_error("option --%s does not apply to %s",
 				   option_name(OPTV_NAME + __builtin_ctz(stray)),
 				   name);
 	*cmdp = c;
-	*argsp = words + (c->verb ? 2 : 1);
+	*argsp = words + (nwords - nargs);
 	return 0;
 }
 
@@ -438,6 +600,8 @@ int main(int argc, char **argv)
 			return ret;
 	}
 
+	if (c->store)
+		return flush_output(what, c->run(&ctl));
 	ret = mfr_genl_open(&ctl.genl);
 	if (ret)
 		return mfrctl_fail(&ctl, ret);

@@ -27,12 +27,18 @@ enum {
 	OPT_ACTION = 1 << 4,
 	OPT_BUDGET = 1 << 5,
 	OPT_COUNT = 1 << 6,
+	OPT_DB = 1 << 7,
+	OPT_BOOT = 1 << 8,
+	OPT_DIMM = 1 << 9,
 };
+
+/* mfrd's store, for history, summary and forget. */
+#define MFRCTL_DB_PATH	"/var/lib/mfrd/mfrd.db"
 
 struct mfrctl {
 	const char *what;	/* the command, as errors name it */
 	const char *denied;	/* the likely reason of an EPERM */
-	bool json;
+	bool json;		/* output_opts.json */
 	struct mfr_genl *genl;
 
 	unsigned int given;	/* OPT_* seen on the command line */
@@ -43,6 +49,10 @@ struct mfrctl {
 	uint32_t action;	/* enum mfr_policy */
 	uint32_t budget;
 	uint32_t count;
+	const char *db_path;	/* --db */
+	const char *forget_boot;
+	const char *forget_dimm;
+	uint64_t forget_pfn;
 
 	/* positional arguments */
 	uint32_t rule_id;
@@ -93,7 +103,16 @@ int memfd_set_parse(struct mfrctl *ctl, char **args);
 int memfd_set_run(struct mfrctl *ctl);
 int poison_list_run(struct mfrctl *ctl);
 int monitor_run(struct mfrctl *ctl);
+int history_run(struct mfrctl *ctl);
+int summary_run(struct mfrctl *ctl);
+int forget_parse(struct mfrctl *ctl, char **args);
+int forget_run(struct mfrctl *ctl);
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* The columns of each listing, for -o and --help. */
+extern const struct column rule_cols[], memfd_cols[], poison_cols[],
+	history_cols[];
+extern const size_t rule_ncols, memfd_ncols, poison_ncols, history_ncols;
 
 #endif /* MFRCTL_H */

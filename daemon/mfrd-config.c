@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
 #include <sys/stat.h>
 
 #include "mfr-spec.h"
@@ -249,13 +250,20 @@ static bool first_time(struct reader *r, unsigned int *seen)
 /* ---- mfrd.conf ---- */
 
 enum { C_STATE_DIR, C_METRICS_FILE, C_METRICS_INTERVAL, C_OFFLINE, C_WATCHDOG,
-       C_NR };
+       C_READY_WITHOUT_MODULE, C_EVENTS_MAX_AGE_DAYS, C_EVENTS_MAX_ROWS,
+       C_LOG_RATE_LIMIT_BURST, C_LOG_RATE_LIMIT_INTERVAL, C_DMI_TABLE, C_NR };
 static const char *const config_keys[C_NR] = {
 	[C_STATE_DIR] = "state_dir",
 	[C_METRICS_FILE] = "metrics_file",
 	[C_METRICS_INTERVAL] = "metrics_interval",
 	[C_OFFLINE] = "offline_recorded_pfns",
 	[C_WATCHDOG] = "watchdog",
+	[C_READY_WITHOUT_MODULE] = "ready_without_module",
+	[C_EVENTS_MAX_AGE_DAYS] = "events_max_age_days",
+	[C_EVENTS_MAX_ROWS] = "events_max_rows",
+	[C_LOG_RATE_LIMIT_BURST] = "log_rate_limit_burst",
+	[C_LOG_RATE_LIMIT_INTERVAL] = "log_rate_limit_interval",
+	[C_DMI_TABLE] = "dmi_table",
 };
 
 static int key_index(const char *const *keys, int n, const char *key)
@@ -270,7 +278,8 @@ void mfrd_config_free(struct mfrd_config *cfg)
 {
 	free(cfg->state_dir);
 	free(cfg->metrics_file);
-	cfg->state_dir = cfg->metrics_file = NULL;
+	free(cfg->dmi_table);
+	cfg->state_dir = cfg->metrics_file = cfg->dmi_table = NULL;
 }
 
 static void config_key(struct reader *r, struct mfrd_config *c,
@@ -308,6 +317,28 @@ static void config_key(struct reader *r, struct mfrd_config *c,
 	case C_WATCHDOG:
 		parse_bool(r, &c->watchdog);
 		break;
+	case C_READY_WITHOUT_MODULE:
+		parse_bool(r, &c->ready_without_module);
+		break;
+	case C_EVENTS_MAX_AGE_DAYS:
+		if (parse_u64(r, 0, 36500, &v))
+			c->events_max_age_days = (unsigned int)v;
+		break;
+	case C_EVENTS_MAX_ROWS:
+		if (parse_u64(r, 0, UINT32_MAX, &v))
+			c->events_max_rows = v;
+		break;
+	case C_LOG_RATE_LIMIT_BURST:
+		if (parse_u64(r, 0, 1000000, &v))
+			c->log_rate_limit_burst = (unsigned int)v;
+		break;
+	case C_DMI_TABLE:
+		parse_path(r, PATH_MAX_LEN, &c->dmi_table);
+		break;
+	case C_LOG_RATE_LIMIT_INTERVAL:
+		if (parse_u64(r, 1, 86400, &v))
+			c->log_rate_limit_interval = (unsigned int)v;
+		break;
 	}
 }
 
@@ -321,6 +352,11 @@ int mfrd_config_load(const char *path, struct mfrd_config *cfg,
 		.metrics_interval = 60,
 		.offline_recorded_pfns = true,
 		.watchdog = true,
+		.events_max_age_days = 90,
+		.events_max_rows = 100000,
+		.log_rate_limit_burst = 50,
+		.log_rate_limit_interval = 60,
+		.dmi_table = xstrdup("/sys/firmware/dmi/tables/DMI"),
 	};
 	struct mfrd_errors e = { 0 };
 	struct reader r = { .path = path, .errs = &e };
@@ -426,11 +462,12 @@ static void rule_key(struct reader *r, struct mfrd_rule *rule,
 		break;
 	case R_ACTION:
 		a = mfr_enum_value(&mfr_policy_enum, r->value);
-		if (a < 0)
+		if (a < 0) {
 			err_add(r->errs, r->path, r->line,
 				"%s: \"%s\" is not keep or default", r->key,
 				r->value);
-		else
+			rule->action = UINT32_MAX;	/* neither */
+		} else
 			rule->action = (uint32_t)a;
 		break;
 	case R_BUDGET:
@@ -451,6 +488,10 @@ static void rule_end(struct reader *r, struct mfrd_rules *rules,
 	if (!seen[R_ACTION])
 		err_add(r->errs, r->path, rule->line,
 			"rule has no action (keep or default)");
+	/* The module refuses it: a budget only limits what is kept. */
+	else if (rule->has_budget && rule->action == MFR_POLICY_DEFAULT)
+		err_add(r->errs, r->path, seen[R_BUDGET],
+			"budget: only for action keep");
 }
 
 /* Append the rules of one open file to *rules; errors go to r->errs. */
@@ -506,6 +547,12 @@ static void rules_file(const char *path, struct mfrd_rules *rules,
 static int finish(struct mfrd_rules *tmp, struct mfrd_errors *e,
 		  struct mfrd_rules *rules, struct mfrd_errors *errs)
 {
+	/* The module holds at most MFR_RULES_MAX and refuses a bigger set. */
+	if (tmp->n > MFR_RULES_MAX)
+		err_add(e, tmp->v[MFR_RULES_MAX].file,
+			tmp->v[MFR_RULES_MAX].line,
+			"rule %d of %zu: mfr.ko holds at most %d rules",
+			MFR_RULES_MAX + 1, tmp->n, MFR_RULES_MAX);
 	if (e->n) {
 		mfrd_rules_free(tmp);
 		*errs = *e;
@@ -571,4 +618,69 @@ int mfrd_rules_load_dir(const char *dir, struct mfrd_rules *rules,
 	}
 	free(names);
 	return finish(&tmp, &e, rules, errs);
+}
+
+/* nftw() has no argument for its callback. */
+static uint64_t wanted_cgroup_id;
+
+static int is_wanted_cgroup(const char *path, const struct stat *st, int type,
+			    struct FTW *ftw)
+{
+	(void)path;
+	(void)ftw;
+	return type == FTW_D && st->st_ino == wanted_cgroup_id;
+}
+
+/*
+ * A cgroup v2 id is its directory's inode number in cgroupfs (kernfs node
+ * ids on 64-bit kernels): 1 if a directory under root has it, 0 if none,
+ * -1 if the tree cannot be walked.
+ */
+static int cgroup_id_exists(const char *root, uint64_t id)
+{
+	wanted_cgroup_id = id;
+	return nftw(root, is_wanted_cgroup, 16, FTW_PHYS | FTW_MOUNT);
+}
+
+int mfrd_rules_check_host(const struct mfrd_rules *rules,
+			  const char *cgroup_root, struct mfrd_errors *errs)
+{
+	struct mfrd_errors e = { 0 };
+	struct stat st;
+	char *path;
+	int found;
+
+	for (size_t i = 0; i < rules->n; i++) {
+		const struct mfrd_rule *r = &rules->v[i];
+
+		if (r->cgroup_id) {
+			found = cgroup_id_exists(cgroup_root, r->cgroup_id);
+			if (found < 0)
+				err_add(&e, r->file, r->line,
+					"cgroup-id: cannot look for it under %s: %s",
+					cgroup_root, strerror(errno));
+			else if (!found)
+				err_add(&e, r->file, r->line,
+					"cgroup-id: %" PRIu64 ": no such cgroup v2 under %s",
+					r->cgroup_id, cgroup_root);
+		}
+		if (!r->cgroup_path)
+			continue;
+		if (asprintf(&path, "%s%s", cgroup_root, r->cgroup_path) < 0)
+			abort();
+		if (stat(path, &st) < 0)
+			err_add(&e, r->file, r->line,
+				"cgroup-path: %s: no such cgroup v2 (%s: %s)",
+				r->cgroup_path, path, strerror(errno));
+		else if (!S_ISDIR(st.st_mode))
+			err_add(&e, r->file, r->line,
+				"cgroup-path: %s: not a cgroup (%s is not a directory)",
+				r->cgroup_path, path);
+		free(path);
+	}
+	if (e.n) {
+		*errs = e;
+		return -1;
+	}
+	return 0;
 }

@@ -30,6 +30,12 @@ struct mfrd_config {
 	unsigned int metrics_interval;	/* seconds between rewrites */
 	bool offline_recorded_pfns;	/* hard-offline pfns of earlier boots */
 	bool watchdog;			/* honour systemd's WatchdogSec= */
+	bool ready_without_module;	/* READY=1 before mfr.ko is there */
+	unsigned int events_max_age_days;	/* events log retention; 0: none */
+	uint64_t events_max_rows;		/* ... and size; 0: none */
+	unsigned int log_rate_limit_burst;	/* journal entries per kind ... */
+	unsigned int log_rate_limit_interval;	/* ... per this many seconds */
+	char *dmi_table;		/* SMBIOS table: which DIMM a pfn is on */
 };
 
 /*
@@ -74,5 +80,14 @@ int mfrd_rules_load_file(const char *path, struct mfrd_rules *rules,
 			 struct mfrd_errors *errs);
 
 void mfrd_rules_free(struct mfrd_rules *rules);
+
+/*
+ * What only the host can tell: every cgroup-path exists under
+ * cgroup_root (the cgroup v2 mount, /sys/fs/cgroup), and every cgroup-id
+ * is the inode number of a directory there.  Returns 0, or -1 with
+ * "FILE:LINE: message" errors in *errs.
+ */
+int mfrd_rules_check_host(const struct mfrd_rules *rules,
+			  const char *cgroup_root, struct mfrd_errors *errs);
 
 #endif /* MFRD_CONFIG_H */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/uio.h>
 #include <systemd/sd-journal.h>
@@ -22,11 +23,37 @@ struct mfrd_log {
 	char *fields[MAX_FIELDS];	/* "KEY=value", PRIORITY first */
 	unsigned int n;
 	char *message;
+	const char *kind;		/* rate-limited as this kind, or NULL */
 	struct mfrd_log *next;		/* deferred entries */
 };
 
 static bool to_journal, to_stderr;
 static struct mfrd_log *deferred, **deferred_tail = &deferred;
+
+/* One bucket per kind: kinds are the few event names of the spec. */
+#define RATELIMIT_KINDS	16
+
+static struct {
+	unsigned int burst;
+	uint64_t interval;
+	uint64_t total;
+	struct {
+		const char *kind;
+		uint64_t start;		/* of the current interval */
+		unsigned int sent;
+		uint64_t suppressed;
+	} b[RATELIMIT_KINDS];
+} rl;
+
+static uint64_t monotonic_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static uint64_t (*rl_now)(void) = monotonic_usec;
 
 void mfrd_log_open(void)
 {
@@ -98,6 +125,11 @@ void mfrd_log_message(struct mfrd_log *l, const char *fmt, ...)
 	va_end(ap);
 }
 
+const char *mfrd_log_text(const struct mfrd_log *l)
+{
+	return l->message ? l->message : "";
+}
+
 static void free_entry(struct mfrd_log *l)
 {
 	for (unsigned int i = 0; i < l->n; i++)
@@ -123,7 +155,104 @@ static void write_stderr(const struct mfrd_log *l)
 	fflush(stderr);
 }
 
+void mfrd_log_set_ratelimit(unsigned int burst, uint64_t interval_usec)
+{
+	rl.burst = burst;
+	rl.interval = interval_usec;
+}
+
+void mfrd_log_set_clock(uint64_t (*now_usec)(void))
+{
+	rl_now = now_usec ?: monotonic_usec;
+}
+
+void mfrd_log_kind(struct mfrd_log *l, const char *kind)
+{
+	l->kind = kind;
+}
+
+uint64_t mfrd_log_suppressed_total(void)
+{
+	return rl.total;
+}
+
+static void send_entry(struct mfrd_log *l);
+
+/* The summary of bucket i's interval, if it suppressed anything. */
+static void summarize(unsigned int i)
+{
+	struct mfrd_log *l;
+
+	if (!rl.b[i].suppressed)
+		return;
+	l = mfrd_log_new(LOG_WARNING, MFRD_MSGID_SUPPRESSED);
+	mfrd_log_field(l, "MFR_SUPPRESSED_KIND", "%s", rl.b[i].kind);
+	mfrd_log_field(l, "MFR_SUPPRESSED", "%llu",
+		       (unsigned long long)rl.b[i].suppressed);
+	mfrd_log_field(l, "MFR_RATELIMIT_BURST", "%u", rl.burst);
+	mfrd_log_field(l, "MFR_RATELIMIT_INTERVAL_USEC", "%llu",
+		       (unsigned long long)rl.interval);
+	mfrd_log_message(l, "%llu %s entries not logged (at most %u per %llu s); the store has every record",
+			 (unsigned long long)rl.b[i].suppressed, rl.b[i].kind,
+			 rl.burst, (unsigned long long)(rl.interval / 1000000));
+	rl.b[i].suppressed = 0;
+	send_entry(l);
+}
+
+void mfrd_log_ratelimit_tick(void)
+{
+	uint64_t now = rl_now();
+
+	for (unsigned int i = 0; i < RATELIMIT_KINDS && rl.b[i].kind; i++) {
+		if (now - rl.b[i].start < rl.interval)
+			continue;
+		summarize(i);
+		rl.b[i].start = now;
+		rl.b[i].sent = 0;
+	}
+}
+
+/* Whether l may go out now; counts it if not. */
+static bool ratelimit_allows(const struct mfrd_log *l)
+{
+	uint64_t now;
+	unsigned int i;
+
+	if (!l->kind || !rl.burst)
+		return true;
+	for (i = 0; i < RATELIMIT_KINDS && rl.b[i].kind; i++)
+		if (!strcmp(rl.b[i].kind, l->kind))
+			break;
+	if (i == RATELIMIT_KINDS)
+		return true;	/* more kinds than the spec has: a bug */
+	now = rl_now();
+	if (!rl.b[i].kind) {
+		rl.b[i].kind = l->kind;
+		rl.b[i].start = now;
+	} else if (now - rl.b[i].start >= rl.interval) {
+		summarize(i);
+		rl.b[i].start = now;
+		rl.b[i].sent = 0;
+	}
+	if (rl.b[i].sent < rl.burst) {
+		rl.b[i].sent++;
+		return true;
+	}
+	rl.b[i].suppressed++;
+	rl.total++;
+	return false;
+}
+
 void mfrd_log_send(struct mfrd_log *l)
+{
+	if (!ratelimit_allows(l)) {
+		free_entry(l);
+		return;
+	}
+	send_entry(l);
+}
+
+static void send_entry(struct mfrd_log *l)
 {
 	struct iovec iov[MAX_FIELDS + 1];
 	char *msg = NULL;

@@ -21,6 +21,9 @@
 #define MFRD_MSGID_CONFIG_REJECTED	"cda346a082d94325996172d99f99455d"
 #define MFRD_MSGID_MODULE_STATE		"9500ecc826c24b2eb0a4233b304989a5"
 #define MFRD_MSGID_EVENTS_LOST		"692a0f373f854c89adca72c966ad1aee"
+#define MFRD_MSGID_STORE_RECOVERED	"874cfb8201154fb4971441c2bc3f5038"
+#define MFRD_MSGID_STORE_ERROR		"ae4fc88c0c2d485a9e80900e34bca1ab"
+#define MFRD_MSGID_SUPPRESSED		"52b5a9ad651b4ccfbc300e74648a858d"
 
 struct mfrd_log;
 
@@ -38,6 +41,9 @@ void mfrd_log_field(struct mfrd_log *l, const char *key, const char *fmt, ...)
 void mfrd_log_message(struct mfrd_log *l, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* The MESSAGE set so far ("" if none). */
+const char *mfrd_log_text(const struct mfrd_log *l);
+
 /* Send the entry now and free it. */
 void mfrd_log_send(struct mfrd_log *l);
 
@@ -49,6 +55,22 @@ void mfrd_log_defer(struct mfrd_log *l);
 void mfrd_log_flush(void);
 /* Drop the held entries: their records were rolled back. */
 void mfrd_log_discard(void);
+
+/*
+ * Rate limit per kind of entry: at most burst entries of one kind in
+ * interval_usec; the rest are counted, and when the interval ends one
+ * summary entry (MFRD_MSGID_SUPPRESSED) says how many of that kind were
+ * not logged.  burst 0: no limit.  The store keeps every record anyway.
+ */
+void mfrd_log_set_ratelimit(unsigned int burst, uint64_t interval_usec);
+/* Subject l to the limit of its kind ("page-poisoned"). */
+void mfrd_log_kind(struct mfrd_log *l, const char *kind);
+/* Send the summaries of intervals that ended (call now and then). */
+void mfrd_log_ratelimit_tick(void);
+/* Entries not logged by the rate limit, since the start. */
+uint64_t mfrd_log_suppressed_total(void);
+/* The clock of the rate limit (CLOCK_MONOTONIC usec); for unit tests. */
+void mfrd_log_set_clock(uint64_t (*now_usec)(void));
 
 /* A message without fields. */
 void mfrd_logf(int priority, const char *message_id, const char *fmt, ...)

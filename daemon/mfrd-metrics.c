@@ -93,15 +93,76 @@ static void format(FILE *f, const struct mfrd_metrics *m)
 			fprintf(f, "%s %" PRIu64 "\n", mt->name, m->status[a]);
 		}
 	}
-	header(f, "mfr_poisoned_pages", "gauge",
-	       "Poisoned 4 KiB pages recorded in this boot, by state.");
-	for (int s = 0; s < MFRD_PAGE_STATES; s++)
-		fprintf(f, "mfr_poisoned_pages{state=\"%s\"} %" PRIu64 "\n",
-			mfr_enum_name(&mfr_page_state_enum, s), m->pages[s]);
-	header(f, "mfr_poisoned_pfns_earlier_boots", "gauge",
-	       "Distinct poisoned pfns recorded in earlier boots.");
-	fprintf(f, "mfr_poisoned_pfns_earlier_boots %" PRIu64 "\n",
-		m->earlier_boot_pfns);
+	if (m->has_pages) {
+		header(f, "mfr_poisoned_pages", "gauge",
+		       "Poisoned 4 KiB pages recorded in this boot, by state.");
+		for (int s = 0; s < MFRD_PAGE_STATES; s++)
+			fprintf(f, "mfr_poisoned_pages{state=\"%s\"} %" PRIu64 "\n",
+				mfr_enum_name(&mfr_page_state_enum, s),
+				m->pages[s]);
+	}
+	if (m->has_earlier_boot_pfns) {
+		header(f, "mfr_poisoned_pfns_earlier_boots", "gauge",
+		       "Distinct poisoned pfns recorded in earlier boots.");
+		fprintf(f, "mfr_poisoned_pfns_earlier_boots %" PRIu64 "\n",
+			m->earlier_boot_pfns);
+		header(f, "mfr_offline_skipped_identity", "gauge",
+		       "Pfns of earlier boots not offlined in this boot: their DIMM changed.");
+		fprintf(f, "mfr_offline_skipped_identity %u\n",
+			m->offline_skipped);
+	}
+
+	header(f, "mfrd_build_info", "gauge", "Version of mfrd, as a label.");
+	fputs("mfrd_build_info{version=\"", f);
+	label_value(f, m->daemon_version ? m->daemon_version : "");
+	fputs("\"} 1\n", f);
+	header(f, "mfrd_protected", "gauge",
+	       "Whether the configured rules are in the module (1) or not (0).");
+	fprintf(f, "mfrd_protected %d\n", m->protected);
+	header(f, "mfrd_waiting_for_module", "gauge",
+	       "Whether mfrd waits for the mfr module to be loaded.");
+	fprintf(f, "mfrd_waiting_for_module %d\n", m->waiting_for_module);
+	header(f, "mfrd_rules_pushed_timestamp_seconds", "gauge",
+	       "When the rules were last pushed to the module (0: never).");
+	fprintf(f, "mfrd_rules_pushed_timestamp_seconds %.3f\n",
+		m->rules_pushed_time);
+	header(f, "mfrd_last_reload_success_timestamp_seconds", "gauge",
+	       "When the configuration was last loaded successfully (start or reload).");
+	fprintf(f, "mfrd_last_reload_success_timestamp_seconds %.3f\n",
+		m->reload_ok_time);
+	header(f, "mfrd_reloads_failed_total", "counter",
+	       "Reloads refused since mfrd started (configuration errors or rules refused by the module).");
+	fprintf(f, "mfrd_reloads_failed_total %" PRIu64 "\n", m->reloads_failed);
+	header(f, "mfrd_events_lost_total", "counter",
+	       "Times mfrd lost module events (receive buffer overrun, generation gap).");
+	fprintf(f, "mfrd_events_lost_total %" PRIu64 "\n", m->events_lost);
+	header(f, "mfrd_redumps_total", "counter",
+	       "Reconciling dumps of the module's state (start, module loaded, events lost).");
+	fprintf(f, "mfrd_redumps_total %" PRIu64 "\n", m->redumps);
+	header(f, "mfrd_journal_suppressed_total", "counter",
+	       "Journal entries not logged by the per-kind rate limit (the store has them).");
+	fprintf(f, "mfrd_journal_suppressed_total %" PRIu64 "\n",
+		m->journal_suppressed);
+	header(f, "mfrd_events_pruned_total", "counter",
+	       "Rows of the events log deleted by its retention (page records never are).");
+	fprintf(f, "mfrd_events_pruned_total %" PRIu64 "\n", m->events_pruned);
+	if (m->has_events_rows) {
+		header(f, "mfrd_events_rows", "gauge",
+		       "Rows in the events log of the store.");
+		fprintf(f, "mfrd_events_rows %" PRIu64 "\n", m->events_rows);
+	}
+	header(f, "mfrd_store_errors_total", "counter",
+	       "Failed reads and writes of mfrd's store since mfrd started.");
+	fprintf(f, "mfrd_store_errors_total %" PRIu64 "\n", m->store_errors);
+	header(f, "mfrd_store_recovered", "gauge",
+	       "Whether mfrd moved a damaged or unwritable store aside at start.");
+	fprintf(f, "mfrd_store_recovered %d\n", m->store_recovered);
+	header(f, "mfrd_store_in_memory", "gauge",
+	       "Whether mfrd keeps its records in memory only (no usable store file).");
+	fprintf(f, "mfrd_store_in_memory %d\n", m->store_in_memory);
+	header(f, "mfrd_metrics_write_timestamp_seconds", "gauge",
+	       "When mfrd wrote this file: a stale value means mfrd is not running.");
+	fprintf(f, "mfrd_metrics_write_timestamp_seconds %.3f\n", m->write_time);
 }
 
 static int write_all(int fd, const char *buf, size_t len)

@@ -20,9 +20,34 @@ struct mfrd_metrics {
 	bool has[MFR_A_STATUS_MAX + 1];
 	uint64_t status[MFR_A_STATUS_MAX + 1];
 	const char *module_version;		/* NULL if not known */
-	/* From the store: pages of this boot, and pfns of earlier ones. */
+	/*
+	 * From the store: pages of this boot, and pfns of earlier ones.
+	 * Left out of the file when the store could not be read: an
+	 * unknown count is not a zero.
+	 */
+	bool has_pages;
 	uint64_t pages[MFRD_PAGE_STATES];	/* by enum mfr_page_state */
+	bool has_earlier_boot_pfns;
 	uint64_t earlier_boot_pfns;
+	unsigned int offline_skipped;	/* ... skipped: their DIMM changed */
+
+	/* mfrd's own health. */
+	const char *daemon_version;
+	bool protected;			/* rules in the module */
+	bool waiting_for_module;
+	uint64_t store_errors;		/* failed store reads and writes */
+	bool store_recovered;		/* a damaged store was moved aside */
+	bool store_in_memory;		/* ... and no file store works */
+	double rules_pushed_time;	/* seconds since the epoch, 0: never */
+	double reload_ok_time;		/* last successful reload (or start) */
+	uint64_t reloads_failed;
+	uint64_t events_lost;		/* overruns and generation gaps */
+	uint64_t redumps;		/* reconciling dumps */
+	uint64_t journal_suppressed;	/* entries the rate limit dropped */
+	uint64_t events_pruned;		/* events log rows deleted */
+	bool has_events_rows;
+	uint64_t events_rows;		/* events log size */
+	double write_time;		/* when this file was written */
 };
 
 /*

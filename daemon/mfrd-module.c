@@ -164,6 +164,7 @@ int mfrd_module_try_connect(struct mfrd *d)
 	mfrd_log_send(l);
 	mfrd_report_soon(d);
 	mfrd_report_status(d, NULL);
+	mfrd_ready_if_protected(d);
 	return 0;
 }
 
@@ -243,6 +244,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *arg)
 	struct mfrd *d = arg;
 
 	(void)usec;
+	mfrd_log_ratelimit_tick();
 	if (d->connected)
 		check_connection(d);
 	if (!d->connected && module_live())

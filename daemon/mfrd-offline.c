@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "mfrd.h"
+#include "mfrd-dimm.h"
 #include "mfrd-log.h"
 
 #define HARD_OFFLINE	"/sys/devices/system/memory/hard_offline_page"
@@ -117,11 +118,28 @@ static int hard_offline(uint64_t pfn)
 	return err;
 }
 
+/*
+ * A record made on another DIMM than the one at that address now (a DIMM
+ * swap, a changed memory map): its page is healthy memory now.  Unknown
+ * either way (no SMBIOS then or now): offline, as a poisoned page costs
+ * more than a lost healthy one.
+ */
+static bool identity_changed(struct mfrd *d, const struct mfrd_earlier *e)
+{
+	struct mfrd_dimm now;
+
+	if (!e->dimm_id ||
+	    mfrd_dimm_lookup(d->dimms, e->pfn << PAGE_SHIFT, &now))
+		return false;
+	return strcmp(now.id, e->dimm_id) != 0;
+}
+
 void mfrd_offline_recorded(struct mfrd *d)
 {
-	unsigned int offlined = 0, already = 0, failed = 0;
-	uint64_t *pfns = NULL;
+	unsigned int offlined = 0, already = 0, failed = 0, skipped = 0;
+	struct mfrd_earlier *rec = NULL;
 	char failed_pfns[FAILED_LISTED * 20] = "";
+	char skipped_pfns[FAILED_LISTED * 20] = "";
 	int kpf, err, first_err = 0;
 	struct mfrd_log *l;
 	size_t n = 0, i;
@@ -131,18 +149,27 @@ void mfrd_offline_recorded(struct mfrd *d)
 			  "the pfns of earlier boots were offlined in this boot already");
 		return;
 	}
-	if (mfrd_store_earlier_pfns(d->store, &pfns, &n)) {
+	if (mfrd_store_earlier(d->store, &rec, &n)) {
 		mfrd_logf(LOG_ERR, NULL, "cannot read the pfns of earlier boots: %s",
 			  mfrd_store_error(d->store));
+		mfrd_store_failed(d, mfrd_store_error(d->store));
 		return;
 	}
 	kpf = open(KPAGEFLAGS, O_RDONLY | O_CLOEXEC);
 	for (i = 0; i < n; i++) {
-		if (hwpoisoned(kpf, pfns[i])) {
+		if (identity_changed(d, &rec[i])) {
+			if (skipped++ < FAILED_LISTED)
+				snprintf(skipped_pfns + strlen(skipped_pfns),
+					 sizeof(skipped_pfns) - strlen(skipped_pfns),
+					 "%s0x%" PRIx64, skipped > 1 ? " " : "",
+					 rec[i].pfn);
+			continue;
+		}
+		if (hwpoisoned(kpf, rec[i].pfn)) {
 			already++;
 			continue;
 		}
-		err = hard_offline(pfns[i]);
+		err = hard_offline(rec[i].pfn);
 		if (!err) {
 			offlined++;
 		} else if (err == EHWPOISON) {
@@ -154,7 +181,7 @@ void mfrd_offline_recorded(struct mfrd *d)
 				snprintf(failed_pfns + strlen(failed_pfns),
 					 sizeof(failed_pfns) - strlen(failed_pfns),
 					 "%s0x%" PRIx64, failed > 1 ? " " : "",
-					 pfns[i]);
+					 rec[i].pfn);
 		}
 	}
 	if (kpf >= 0)
@@ -176,7 +203,20 @@ void mfrd_offline_recorded(struct mfrd *d)
 		mfrd_log_message(l, "pfns recorded as poisoned in earlier boots: %zu; %u hard-offlined now, %u already offline",
 				 n, offlined, already);
 	}
+	if (skipped) {
+		char *msg;
+
+		mfrd_log_field(l, "MFR_SKIPPED_IDENTITY", "%u", skipped);
+		mfrd_log_field(l, "MFR_SKIPPED_PFNS", "%s", skipped_pfns);
+		if (asprintf(&msg, "%s; %u skipped: their DIMM changed since they were recorded (pfns %s%s)",
+			     l ? mfrd_log_text(l) : "", skipped, skipped_pfns,
+			     skipped > FAILED_LISTED ? " ..." : "") < 0)
+			abort();
+		mfrd_log_message(l, "%s", msg);
+		free(msg);
+	}
+	d->offline_skipped = skipped;
 	mfrd_log_send(l);
-	free(pfns);
+	mfrd_store_earlier_free(rec, n);
 	mark_done(d);
 }

@@ -49,6 +49,8 @@ static int status_cb(uint8_t cmd, const struct mfr_attr_set *set,
 
 static void snapshot(struct mfrd *d, struct snapshot *s)
 {
+	int64_t rows;
+
 	memset(s, 0, sizeof(*s));
 	if (d->connected && !mfrd_status_get(d, status_cb, s)) {
 		s->m.module_loaded = true;
@@ -56,10 +58,37 @@ static void snapshot(struct mfrd *d, struct snapshot *s)
 	} else {
 		memset(s->m.has, 0, sizeof(s->m.has));
 	}
-	if (!mfrd_store_count_states(d->store, s->m.pages))
+	if (!mfrd_store_count_states(d->store, s->m.pages)) {
+		s->m.has_pages = true;
 		for (int i = 0; i < MFRD_PAGE_STATES; i++)
 			s->pages += s->m.pages[i];
+	} else {
+		mfrd_store_failed(d, mfrd_store_error(d->store));
+	}
+	s->m.has_earlier_boot_pfns = !d->store_in_memory;
 	s->m.earlier_boot_pfns = d->earlier_boot_pfns;
+	s->m.offline_skipped = d->offline_skipped;
+	s->m.daemon_version = MFRCTL_VERSION;
+	s->m.protected = d->connected && !d->rules_refused;
+	s->m.waiting_for_module = !d->connected;
+	s->m.store_errors = d->store_errors;
+	s->m.store_recovered = d->store_moved_to || d->store_in_memory;
+	s->m.store_in_memory = d->store_in_memory;
+	s->m.rules_pushed_time = d->rules_pushed_usec / 1e6;
+	s->m.reload_ok_time = d->reload_ok_usec / 1e6;
+	s->m.reloads_failed = d->reloads_failed;
+	s->m.events_lost = d->events_lost;
+	s->m.redumps = d->redumps;
+	s->m.journal_suppressed = mfrd_log_suppressed_total();
+	s->m.events_pruned = d->events_pruned;
+	rows = mfrd_store_count_events(d->store);
+	if (rows >= 0) {
+		s->m.has_events_rows = true;
+		s->m.events_rows = (uint64_t)rows;
+	} else {
+		mfrd_store_failed(d, mfrd_store_error(d->store));
+	}
+	s->m.write_time = mfrd_now_usec() / 1e6;
 }
 
 static uint64_t now_monotonic(void)
@@ -76,21 +105,30 @@ static void send_status(struct mfrd *d, const struct snapshot *s,
 	char *status;
 	int r;
 
+	char pages[64] = "pages recorded: store unreadable";
+	const char *store = d->store_in_memory ?
+			    "; store in memory only (see the journal)" :
+			    d->store_moved_to ?
+			    "; a damaged store was moved aside (see the journal)" : "";
+
+	if (s->m.has_pages)
+		snprintf(pages, sizeof(pages), "%" PRIu64 " pages recorded",
+			 s->pages);
 	if (!d->connected)
-		r = asprintf(&status, "waiting for mfr.ko%s%s",
-			     d->note ? "; " : "", d->note ?: "");
+		r = asprintf(&status, "waiting for mfr.ko: HugeTLB memfds are not protected%s%s%s",
+			     store, d->note ? "; " : "", d->note ?: "");
 	else
-		r = asprintf(&status, "%" PRIu64 " rules, %" PRIu64 " pages recorded, module loaded, generation %" PRIu64 "%s%s%s",
+		r = asprintf(&status, "%" PRIu64 " rules, %s, module loaded, generation %" PRIu64 "%s%s%s%s",
 			     s->m.has[MFR_A_STATUS_RULES] ?
 			     s->m.status[MFR_A_STATUS_RULES] :
 			     (uint64_t)d->rules.n,
-			     s->pages,
+			     pages,
 			     s->m.has[MFR_A_STATUS_GENERATION] ?
 			     s->m.status[MFR_A_STATUS_GENERATION] :
 			     d->generation,
 			     d->rules_refused ?
-			     "; the module refused the rules" : "",
-			     d->note ? "; " : "", d->note ?: "");
+			     "; the module refused the rules: not protected" : "",
+			     store, d->note ? "; " : "", d->note ?: "");
 	if (r < 0)
 		abort();
 	if (extra || !d->status || strcmp(status, d->status))
@@ -165,6 +203,7 @@ static int on_interval(sd_event_source *s, uint64_t usec, void *arg)
 	struct mfrd *d = arg;
 
 	(void)usec;
+	mfrd_prune_events(d);
 	write_metrics(d);
 	sd_event_source_set_time_relative(s, d->cfg.metrics_interval *
 					  1000000ULL);

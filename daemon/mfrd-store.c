@@ -54,6 +54,10 @@ static const char *const migrations[MFRD_STORE_SCHEMA_VERSION] = {
 	"  detail TEXT"
 	");"
 	"CREATE INDEX events_time ON events (time_usec);",
+	/* 1 -> 2: memory identity (physical address, DIMM) */
+	"ALTER TABLE poisoned_pages ADD COLUMN phys_addr INTEGER;"
+	"ALTER TABLE poisoned_pages ADD COLUMN dimm TEXT;"
+	"ALTER TABLE poisoned_pages ADD COLUMN dimm_id TEXT;",
 };
 
 /*
@@ -93,7 +97,8 @@ static const char *const migrations[MFRD_STORE_SCHEMA_VERSION] = {
 
 enum stmt {
 	ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_UPSERT, ST_FOLIO_STATE, ST_EVENT,
-	ST_EARLIER, ST_COUNT, ST_HAS_PAGE, ST_NR
+	ST_EARLIER, ST_COUNT, ST_HAS_PAGE, ST_PRUNE_AGE, ST_PRUNE_ROWS,
+	ST_COUNT_EVENTS, ST_UNIDENTIFIED, ST_SET_IDENTITY, ST_EARLIER_ID, ST_NR
 };
 
 static const char *const stmt_sql[ST_NR] = {
@@ -118,6 +123,25 @@ static const char *const stmt_sql[ST_NR] = {
 		" GROUP BY state",
 	[ST_HAS_PAGE] =
 		"SELECT 1 FROM poisoned_pages WHERE boot_id = ?1 AND pfn = ?2",
+	[ST_PRUNE_AGE] = "DELETE FROM events WHERE time_usec < ?1",
+	/* ids only grow: the newest max_rows have the highest ids */
+	[ST_PRUNE_ROWS] =
+		"DELETE FROM events WHERE id <= (SELECT id FROM events"
+		" ORDER BY id DESC LIMIT 1 OFFSET ?1)",
+	[ST_COUNT_EVENTS] = "SELECT count(*) FROM events",
+	[ST_UNIDENTIFIED] =
+		"SELECT pfn FROM poisoned_pages WHERE boot_id = ?1"
+		" AND phys_addr IS NULL ORDER BY pfn",
+	[ST_SET_IDENTITY] =
+		"UPDATE poisoned_pages SET phys_addr = ?3, dimm = ?4, dimm_id = ?5"
+		" WHERE boot_id = ?1 AND pfn = ?2",
+	/* per pfn, the identity of its newest record */
+	[ST_EARLIER_ID] =
+		"SELECT pfn, dimm, dimm_id FROM poisoned_pages p"
+		" WHERE boot_id != ?1 AND last_update_usec = (SELECT"
+		" max(last_update_usec) FROM poisoned_pages q"
+		" WHERE q.pfn = p.pfn AND q.boot_id != ?1)"
+		" GROUP BY pfn ORDER BY pfn",
 };
 
 struct mfrd_store {
@@ -216,8 +240,10 @@ static int setup(struct mfrd_store *s, const char *path)
 	if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &st,
 			       NULL))
 		return fail(s, path);
+	/* In memory (mfrd's last resort when no file store works): no WAL. */
 	wal = sqlite3_step(st) == SQLITE_ROW &&
-	      !sqlite3_stricmp((const char *)sqlite3_column_text(st, 0), "wal");
+	      (!sqlite3_stricmp((const char *)sqlite3_column_text(st, 0),
+				"wal") || !strcmp(path, MFRD_STORE_IN_MEMORY));
 	sqlite3_finalize(st);
 	if (!wal) {
 		snprintf(s->err, sizeof(s->err), "%s: cannot use WAL mode: %s",
@@ -230,6 +256,19 @@ static int setup(struct mfrd_store *s, const char *path)
 	 */
 	if (exec(s, "PRAGMA synchronous = FULL", "synchronous") || migrate(s))
 		return -1;
+	/* A damaged file must be found now, not at the first error. */
+	if (sqlite3_prepare_v2(s->db, "PRAGMA quick_check", -1, &st, NULL))
+		return fail(s, path);
+	if (sqlite3_step(st) != SQLITE_ROW ||
+	    strcmp((const char *)sqlite3_column_text(st, 0), "ok")) {
+		snprintf(s->err, sizeof(s->err), "%s: integrity check failed: %s",
+			 path, sqlite3_column_text(st, 0) ?
+			 (const char *)sqlite3_column_text(st, 0) :
+			 sqlite3_errmsg(s->db));
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_finalize(st);
 	for (int i = 0; i < ST_NR; i++)
 		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1,
 				       SQLITE_PREPARE_PERSISTENT, &s->st[i],
@@ -439,4 +478,140 @@ int mfrd_store_has_page(struct mfrd_store *s, uint64_t pfn)
 int mfrd_store_last_changes(struct mfrd_store *s)
 {
 	return sqlite3_changes(s->db);
+}
+
+int64_t mfrd_store_prune_events(struct mfrd_store *s, int64_t before_usec,
+				uint64_t max_rows)
+{
+	int64_t n = 0;
+
+	if (before_usec > 0) {
+		sqlite3_bind_int64(s->st[ST_PRUNE_AGE], 1, before_usec);
+		if (run(s, ST_PRUNE_AGE, "prune events by age"))
+			return -1;
+		n += sqlite3_changes(s->db);
+	}
+	if (max_rows) {
+		sqlite3_bind_int64(s->st[ST_PRUNE_ROWS], 1, (int64_t)max_rows);
+		if (run(s, ST_PRUNE_ROWS, "prune events by count"))
+			return -1;
+		n += sqlite3_changes(s->db);
+	}
+	return n;
+}
+
+int64_t mfrd_store_count_events(struct mfrd_store *s)
+{
+	sqlite3_stmt *st = s->st[ST_COUNT_EVENTS];
+	int64_t n = -1;
+	int rc;
+
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	else
+		fail(s, "count events");
+	sqlite3_reset(st);
+	return n;
+}
+
+int mfrd_store_identify_pages(struct mfrd_store *s, mfrd_identify_fn identify,
+			      void *arg)
+{
+	sqlite3_stmt *st = s->st[ST_UNIDENTIFIED];
+	uint64_t *pfns = NULL, *nv, phys;
+	size_t n = 0, cap = 0, i;
+	const char *dimm, *dimm_id;
+	int rc, set = 0;
+
+	sqlite3_bind_text(st, 1, s->boot_id, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			nv = realloc(pfns, cap * sizeof(*nv));
+			if (!nv)
+				abort();
+			pfns = nv;
+		}
+		pfns[n++] = (uint64_t)sqlite3_column_int64(st, 0);
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE) {
+		free(pfns);
+		return fail(s, "pages without identity");
+	}
+	for (i = 0; i < n; i++) {
+		st = s->st[ST_SET_IDENTITY];
+		phys = pfns[i] << 12;
+		dimm = dimm_id = NULL;
+		identify(pfns[i], &phys, &dimm, &dimm_id, arg);
+		sqlite3_bind_text(st, 1, s->boot_id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)pfns[i]);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)phys);
+		bind_text(st, 4, dimm);
+		bind_text(st, 5, dimm_id);
+		if (run(s, ST_SET_IDENTITY, "set identity")) {
+			free(pfns);
+			return -1;
+		}
+		set++;
+	}
+	free(pfns);
+	return set;
+}
+
+static char *column_dup(sqlite3_stmt *st, int i)
+{
+	const char *t = (const char *)sqlite3_column_text(st, i);
+	char *d;
+
+	if (!t)
+		return NULL;
+	d = strdup(t);
+	if (!d)
+		abort();
+	return d;
+}
+
+void mfrd_store_earlier_free(struct mfrd_earlier *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].dimm);
+		free(v[i].dimm_id);
+	}
+	free(v);
+}
+
+int mfrd_store_earlier(struct mfrd_store *s, struct mfrd_earlier **vp,
+		       size_t *np)
+{
+	sqlite3_stmt *st = s->st[ST_EARLIER_ID];
+	struct mfrd_earlier *v = NULL, *nv;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	sqlite3_bind_text(st, 1, s->boot_id, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			nv = realloc(v, cap * sizeof(*nv));
+			if (!nv)
+				abort();
+			v = nv;
+		}
+		v[n].pfn = (uint64_t)sqlite3_column_int64(st, 0);
+		v[n].dimm = column_dup(st, 1);
+		v[n].dimm_id = column_dup(st, 2);
+		n++;
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE) {
+		mfrd_store_earlier_free(v, n);
+		return fail(s, "earlier pfns");
+	}
+	*vp = v;
+	*np = n;
+	return 0;
 }

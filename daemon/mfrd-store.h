@@ -14,7 +14,7 @@
 #include <linux/mfr.h>
 
 /* The schema this mfrd writes; older databases are migrated to it. */
-#define MFRD_STORE_SCHEMA_VERSION	1
+#define MFRD_STORE_SCHEMA_VERSION	2
 
 #define MFRD_PAGE_STATES	(MFR_PAGE_STATE_FALLBACK + 1)
 
@@ -67,6 +67,9 @@ struct mfrd_event {
 
 struct mfrd_store;
 
+/* The path of a store kept in memory only, lost when mfrd exits. */
+#define MFRD_STORE_IN_MEMORY	":memory:"
+
 /*
  * Open (creating it if need be) the database at path, migrate it to
  * MFRD_STORE_SCHEMA_VERSION, and stamp every record written through the
@@ -117,6 +120,17 @@ int mfrd_store_has_page(struct mfrd_store *s, uint64_t pfn);
  */
 int mfrd_store_last_changes(struct mfrd_store *s);
 
+/*
+ * Retention of the events log (never of the page records): delete the
+ * events older than before_usec (0: none by age), then the oldest beyond
+ * max_rows (0: no limit).  Returns the number deleted, or -1.
+ */
+int64_t mfrd_store_prune_events(struct mfrd_store *s, int64_t before_usec,
+				uint64_t max_rows);
+
+/* Rows in the events log, or -1. */
+int64_t mfrd_store_count_events(struct mfrd_store *s);
+
 /* Append an event to the log.  Returns 0 or -1. */
 int mfrd_store_log_event(struct mfrd_store *s, const struct mfrd_event *e);
 
@@ -126,6 +140,33 @@ int mfrd_store_log_event(struct mfrd_store *s, const struct mfrd_event *e);
  */
 int mfrd_store_earlier_pfns(struct mfrd_store *s, uint64_t **pfns,
 			    size_t *n);
+
+/*
+ * Memory identity of this boot's pages that have none yet: for each, in
+ * pfn order, identify() gives the physical address and, if the host
+ * tells, the DIMM (label and identity); returns rows set, or -1.
+ */
+typedef void (*mfrd_identify_fn)(uint64_t pfn, uint64_t *phys,
+				 const char **dimm, const char **dimm_id,
+				 void *arg);
+int mfrd_store_identify_pages(struct mfrd_store *s, mfrd_identify_fn identify,
+			      void *arg);
+
+/* A pfn recorded in an earlier boot, and the DIMM identity it had. */
+struct mfrd_earlier {
+	uint64_t pfn;
+	char *dimm;		/* NULL: not known then */
+	char *dimm_id;
+};
+
+/*
+ * The pfns recorded in earlier boots, ascending and distinct (the newest
+ * record's identity), in a malloc()ed array; free with
+ * mfrd_store_earlier_free().  Returns 0 or -1.
+ */
+int mfrd_store_earlier(struct mfrd_store *s, struct mfrd_earlier **v,
+		       size_t *n);
+void mfrd_store_earlier_free(struct mfrd_earlier *v, size_t n);
 
 /* The pages of this boot in each state, indexed by enum mfr_page_state. */
 int mfrd_store_count_states(struct mfrd_store *s,

@@ -368,6 +368,7 @@ static void log_event(uint8_t cmd, const struct mfr_attr_set *set,
 	char *owner = owner_text(m, inode);
 
 	mfrd_log_field(l, "MFR_EVENT", "%s", mfr_event_name(cmd));
+	mfrd_log_kind(l, mfr_event_name(cmd));
 	if (set == &mfr_attr_sets[MFR_SET_MEMFD]) {
 		add_attr_fields(l, set, tb, memfd_fields);
 		memfd_message(l, cmd, set, tb, owner);
@@ -645,6 +646,7 @@ int mfrd_events_read(struct mfrd *d)
 
 	if (read_batch(d, &b, &overrun))
 		return -1;
+	d->events_lost += overrun;
 	if (overrun) {
 		mfrd_logf(LOG_WARNING, MFRD_MSGID_EVENTS_LOST,
 			  "events lost: the receive buffer overran; reconciling from the module's dumps");
@@ -654,6 +656,8 @@ int mfrd_events_read(struct mfrd *d)
 		d->need_reconcile = changed < 0;
 		/* Write operations (rule-add ...) move the generation too. */
 		if (changed > 0)
+			d->events_lost++;
+		if (changed > 0)
 			mfrd_logf(LOG_WARNING, MFRD_MSGID_EVENTS_LOST,
 				  "events lost: generations %" PRIu64 " to %" PRIu64 " were not seen; the dumps brought %d page records up to date",
 				  b.gap_from, b.gap_to, changed);
@@ -662,6 +666,8 @@ int mfrd_events_read(struct mfrd *d)
 				  "generations %" PRIu64 " to %" PRIu64 " came without events (write operations): nothing was missing",
 				  b.gap_from, b.gap_to);
 	}
+	if (b.recorded)
+		mfrd_identify_pages(d);
 	if (b.recorded || overrun || b.gap)
 		mfrd_report_soon(d);
 	return d->failed ? -1 : 0;
@@ -745,6 +751,7 @@ static void log_found_page(const struct mfrd_page *p,
 	char *owner = owner_text(m, p->inode);
 
 	mfrd_log_field(l, "MFR_EVENT", "page-poisoned");
+	mfrd_log_kind(l, "page-poisoned");
 	mfrd_log_field(l, "MFR_PFN", "0x%" PRIx64, p->pfn);
 	if (p->has & MFRD_HAS_HEAD_PFN)
 		mfrd_log_field(l, "MFR_HEAD_PFN", "0x%" PRIx64, p->head_pfn);
@@ -779,6 +786,7 @@ int mfrd_reconcile(struct mfrd *d, const char *why)
 	 */
 	if (d->events && read_batch(d, &(struct batch){ 0 }, &overrun))
 		return -1;
+	d->redumps++;
 	/*
 	 * The generation before the dumps: if no page carries the dump's
 	 * own, events after this one are replayed, harmlessly and in order.
@@ -828,6 +836,8 @@ int mfrd_reconcile(struct mfrd *d, const char *why)
 		  "reconciled (%s): %zu poisoned pages reported by mfr.ko, %d added or updated, generation %" PRIu64,
 		  why, pages.n, changed, d->dump_gen);
 	free(pages.v);
+	if (changed > 0)
+		mfrd_identify_pages(d);
 	mfrd_report_soon(d);
 	return changed;
 

@@ -5,12 +5,20 @@
  * earlier boots.  This file is the command line, the start-up order and
  * the signals; the rest is in the files mfrd.h lists.
  *
- * Start-up order matters to systemd's ordering: settings, store, boot
- * offlining, rules pushed (when the module is there), and only then
- * READY=1, so that workloads ordered after mfrd.service find their pages
- * offlined and their rules in place.
+ * Start-up order is protection first: settings, then the rules pushed
+ * (when the module is there) before anything else can fail; then the
+ * store (a damaged one is moved aside and a fresh one started), boot
+ * offlining, and READY=1 only once the rules are in the module (or at
+ * once, if mfrd.conf says ready_without_module), so that workloads
+ * ordered after mfrd.service find their pages offlined and their rules
+ * in place.
+ *
+ * "mfrd --reload" is systemd's ExecReload: it sends SIGHUP and waits for
+ * the daemon to write the outcome to $RUNTIME_DIRECTORY/reload, so that
+ * "systemctl reload mfrd" fails when the new rules were refused.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,18 +26,25 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <systemd/sd-daemon.h>
 
 #include "mfrd.h"
+#include "mfrd-dimm.h"
 #include "mfrd-log.h"
 
 #define BOOT_ID_FILE	"/proc/sys/kernel/random/boot_id"
+#define CGROUP_ROOT	"/sys/fs/cgroup"
+#define RUNTIME_DIR	"/run/mfrd"
+/* How long "mfrd --reload" waits for the daemon's answer. */
+#define RELOAD_TIMEOUT_USEC	(60 * 1000000LL)
 
 enum { EXIT_USAGE = 2 };
 
 static const char usage_text[] =
 	"usage: mfrd [--config FILE] [--rules-dir DIR] [--state-dir DIR]\n"
-	"            [--metrics-file FILE|none] [--no-offline] [--check]\n";
+	"            [--metrics-file FILE|none] [--no-offline] [--check]\n"
+	"       mfrd --reload [PID]   (default PID: $MAINPID)\n";
 
 enum {
 	OPT_CONFIG = 0x100,
@@ -38,6 +53,7 @@ enum {
 	OPT_METRICS_FILE,
 	OPT_NO_OFFLINE,
 	OPT_CHECK,
+	OPT_RELOAD,
 };
 
 static const struct option options[] = {
@@ -47,6 +63,7 @@ static const struct option options[] = {
 	{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
 	{ "no-offline", no_argument, NULL, OPT_NO_OFFLINE },
 	{ "check", no_argument, NULL, OPT_CHECK },
+	{ "reload", no_argument, NULL, OPT_RELOAD },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -58,6 +75,135 @@ int64_t mfrd_now_usec(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t now_monotonic_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static char *reload_result_path(void)
+{
+	const char *dir = getenv("RUNTIME_DIRECTORY");
+	char *path;
+
+	/* systemd may list several, separated by ':'; ours is the first. */
+	if (!dir || !*dir)
+		dir = RUNTIME_DIR;
+	if (asprintf(&path, "%.*s/reload", (int)strcspn(dir, ":"), dir) < 0)
+		abort();
+	return path;
+}
+
+/*
+ * "MONOTONIC_USEC ok|failed" and the reason on the next line, replaced
+ * atomically: "mfrd --reload" waits for a time after its SIGHUP.
+ */
+static void write_reload_result(bool ok, const char *why)
+{
+	char *path = reload_result_path(), *tmp;
+	FILE *f;
+	int ret;
+
+	if (asprintf(&tmp, "%s.tmp", path) < 0)
+		abort();
+	f = fopen(tmp, "we");
+	if (!f && errno == ENOENT) {
+		/* By hand, without systemd's RuntimeDirectory=. */
+		char *dir = strndup(path, strrchr(path, '/') - path);
+
+		if (!dir)
+			abort();
+		mkdir(dir, 0755);
+		free(dir);
+		f = fopen(tmp, "we");
+	}
+	if (!f) {
+		mfrd_logf(LOG_WARNING, NULL, "cannot write %s: %m", tmp);
+		goto out;
+	}
+	fprintf(f, "%lld %s\n%s\n", (long long)now_monotonic_usec(),
+		ok ? "ok" : "failed", why ?: "");
+	ret = fclose(f);
+	if (ret || rename(tmp, path)) {
+		mfrd_logf(LOG_WARNING, NULL, "cannot write %s: %m", path);
+		unlink(tmp);
+	}
+out:
+	free(tmp);
+	free(path);
+}
+
+void mfrd_store_failed(struct mfrd *d, const char *what)
+{
+	d->store_errors++;
+	if (!strcmp(d->store_last_error, what))
+		return;
+	snprintf(d->store_last_error, sizeof(d->store_last_error), "%s", what);
+	mfrd_logf(LOG_ERR, MFRD_MSGID_STORE_ERROR, "store error: %s", what);
+}
+
+static void identify(uint64_t pfn, uint64_t *phys, const char **dimm,
+		     const char **dimm_id, void *arg)
+{
+	static struct mfrd_dimm found;
+	struct mfrd *d = arg;
+
+	(void)pfn;
+	if (!mfrd_dimm_lookup(d->dimms, *phys, &found)) {
+		*dimm = found.label;
+		*dimm_id = found.id;
+	}
+}
+
+void mfrd_identify_pages(struct mfrd *d)
+{
+	if (mfrd_store_identify_pages(d->store, identify, d) < 0)
+		mfrd_store_failed(d, mfrd_store_error(d->store));
+}
+
+static void load_dimms(struct mfrd *d)
+{
+	const char *why = "";
+
+	d->dimms = mfrd_dimms_load(d->cfg.dmi_table, &why);
+	if (!d->dimms)
+		mfrd_logf(LOG_INFO, NULL,
+			  "no DIMM identity for poisoned pages (%s: %s): records carry the physical address only",
+			  d->cfg.dmi_table, why);
+}
+
+void mfrd_prune_events(struct mfrd *d)
+{
+	int64_t before = 0, n;
+
+	if (d->cfg.events_max_age_days)
+		before = mfrd_now_usec() -
+			 (int64_t)d->cfg.events_max_age_days * 86400 * 1000000;
+	n = mfrd_store_prune_events(d->store, before, d->cfg.events_max_rows);
+	if (n < 0)
+		mfrd_store_failed(d, mfrd_store_error(d->store));
+	else
+		d->events_pruned += (uint64_t)n;
+}
+
+static void apply_log_limits(const struct mfrd_config *cfg)
+{
+	mfrd_log_set_ratelimit(cfg->log_rate_limit_burst,
+			       cfg->log_rate_limit_interval * 1000000ULL);
+}
+
+void mfrd_ready_if_protected(struct mfrd *d)
+{
+	if (d->ready_sent)
+		return;
+	if (!(d->connected && !d->rules_refused) && !d->cfg.ready_without_module)
+		return;
+	d->ready_sent = true;
+	mfrd_report_status(d, "READY=1");
 }
 
 void mfrd_fail(struct mfrd *d)
@@ -131,7 +277,24 @@ static void set_note(struct mfrd *d, const char *note)
 	d->note = note ? strdup(note) : NULL;
 }
 
-static void reload(struct mfrd *d)
+/* The errors of a load as one text, one per line. */
+static char *join_errors(const struct mfrd_errors *errs)
+{
+	char *s = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&s, &size);
+
+	if (!f)
+		abort();
+	for (size_t i = 0; i < errs->n; i++)
+		fprintf(f, "%s%s", i ? "\n" : "", errs->msgs[i]);
+	if (fclose(f))
+		abort();
+	return s;
+}
+
+/* Returns true if the new configuration and rules are in force. */
+static bool reload(struct mfrd *d, char **why)
 {
 	struct mfrd_config cfg = { 0 };
 	struct mfrd_rules rules = { 0 };
@@ -142,15 +305,21 @@ static void reload(struct mfrd *d)
 		log_config_errors(&errs, LOG_ERR,
 				  "still running on the previous configuration and rules");
 		set_note(d, "reload refused: configuration errors, running on the previous one");
+		*why = join_errors(&errs);
 		mfrd_errors_free(&errs);
-		return;
+		d->reloads_failed++;
+		return false;
 	}
-	if (d->connected && mfrd_rules_push(d, &rules)) {
-		/* The module is back on the previous rules: keep them. */
+	d->reload_error = why;
+	ret = d->connected ? mfrd_rules_push(d, &rules) : 0;
+	d->reload_error = NULL;
+	if (ret) {
+		/* The module still has the previous rules: keep them. */
 		set_note(d, "reload refused: mfr.ko refused a rule, running on the previous rules");
 		mfrd_config_free(&cfg);
 		mfrd_rules_free(&rules);
-		return;
+		d->reloads_failed++;
+		return false;
 	}
 	if (d->connected) {
 		d->rules_refused = false;
@@ -173,27 +342,40 @@ static void reload(struct mfrd *d)
 	}
 	mfrd_config_free(&d->cfg);
 	d->cfg = cfg;
+	apply_log_limits(&d->cfg);
 	d->metrics_errno = 0;
 	sd_event_set_watchdog(d->event, d->cfg.watchdog);
 	mfrd_report_rearm(d);
 	set_note(d, NULL);
+	d->reload_ok_usec = mfrd_now_usec();
 	mfrd_logf(LOG_INFO, NULL, "configuration reloaded: %zu rules", d->rules.n);
+	if (!d->connected &&
+	    asprintf(why, "mfr.ko is not loaded: the %zu rules are pushed when it is",
+		     d->rules.n) < 0)
+		abort();
 	mfrd_report_soon(d);
+	return true;
 }
 
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si,
 		     void *arg)
 {
 	struct mfrd *d = arg;
-	struct timespec ts;
+	char *why = NULL;
+	bool ok;
 
 	(void)s;
 	(void)si;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu",
-		   (unsigned long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
-	reload(d);
-	mfrd_report_status(d, "READY=1");
+	if (d->ready_sent)
+		sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%lld",
+			   (long long)now_monotonic_usec());
+	ok = reload(d, &why);
+	write_reload_result(ok, why);
+	free(why);
+	if (d->ready_sent)
+		mfrd_report_status(d, "READY=1");
+	else
+		mfrd_ready_if_protected(d);
 	return 0;
 }
 
@@ -221,34 +403,120 @@ static int read_boot_id(struct mfrd *d)
 	return ok && d->boot_id[0] ? 0 : -1;
 }
 
+/* Move path (and its WAL and shared-memory files) to path.broken-TIME. */
+static int move_aside(const char *path, char **to)
+{
+	static const char *const suffixes[] = { "", "-wal", "-shm" };
+	char stamp[32], *from, *dest;
+	time_t now = time(NULL);
+	struct tm tm;
+	int ret = 0;
+
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", gmtime_r(&now, &tm));
+	if (asprintf(to, "%s.broken-%s", path, stamp) < 0)
+		abort();
+	for (size_t i = 0; i < 3; i++) {
+		if (asprintf(&from, "%s%s", path, suffixes[i]) < 0 ||
+		    asprintf(&dest, "%s%s", *to, suffixes[i]) < 0)
+			abort();
+		if (rename(from, dest) && errno != ENOENT && !ret)
+			ret = -errno;
+		free(from);
+		free(dest);
+	}
+	return ret;
+}
+
+static void log_store_recovery(const char *path, const char *why,
+			       const char *moved_to, const char *now_using)
+{
+	struct mfrd_log *l = mfrd_log_new(LOG_CRIT, MFRD_MSGID_STORE_RECOVERED);
+
+	mfrd_log_field(l, "MFR_STORE", "%s", path);
+	mfrd_log_field(l, "MFR_STORE_ERROR", "%s", why);
+	if (moved_to)
+		mfrd_log_field(l, "MFR_STORE_MOVED_TO", "%s", moved_to);
+	mfrd_log_message(l, "the store %s cannot be used (%s): %s%s; %s",
+			 path, why, moved_to ? "moved aside to " : "not moved aside",
+			 moved_to ?: "", now_using);
+	mfrd_log_send(l);
+}
+
+/*
+ * A store that does not open (corrupt, truncated, unwritable) must not
+ * stop mfrd: it is moved aside for inspection and a fresh one started;
+ * if even that fails, mfrd keeps its records in memory for this run.
+ * Both are logged, counted and exported.
+ */
 static int open_store(struct mfrd *d)
 {
 	uint64_t *pfns = NULL;
-	char *path, *err;
+	char *path, *err, *err2 = NULL, *moved = NULL;
 	size_t n = 0;
 	int ret;
 
 	/* systemd's StateDirectory= makes it; by hand, one level is ours. */
-	if (mkdir(d->cfg.state_dir, 0700) && errno != EEXIST) {
+	if (mkdir(d->cfg.state_dir, 0700) && errno != EEXIST)
 		mfrd_logf(LOG_ERR, NULL, "cannot create %s: %m",
 			  d->cfg.state_dir);
-		return -1;
-	}
 	if (asprintf(&path, "%s/mfrd.db", d->cfg.state_dir) < 0)
 		abort();
 	ret = mfrd_store_open(path, d->boot_id, &d->store, &err);
 	if (ret) {
-		mfrd_logf(LOG_ERR, NULL, "cannot open the store %s: %s", path,
-			  err ?: "out of memory");
+		d->store_errors++;
+		ret = move_aside(path, &moved);
+		if (ret) {
+			free(moved);
+			moved = NULL;
+		} else {
+			ret = mfrd_store_open(path, d->boot_id, &d->store,
+					      &err2);
+		}
+		if (!ret) {
+			d->store_moved_to = moved;
+			log_store_recovery(path, err ?: "out of memory", moved,
+					   "started a fresh store");
+		} else {
+			free(moved);
+			ret = mfrd_store_open(MFRD_STORE_IN_MEMORY, d->boot_id,
+					      &d->store, &err2);
+			if (ret) {
+				mfrd_logf(LOG_ERR, NULL,
+					  "cannot open even a store in memory: %s",
+					  err2 ?: "out of memory");
+				free(err);
+				free(err2);
+				free(path);
+				return -1;
+			}
+			d->store_in_memory = true;
+			log_store_recovery(path, err ?: "out of memory", NULL,
+					   "records are kept in memory only until mfrd restarts");
+		}
 		free(err);
+		free(err2);
 	}
 	free(path);
-	if (ret)
-		return -1;
 	if (!mfrd_store_earlier_pfns(d->store, &pfns, &n))
 		d->earlier_boot_pfns = n;
+	else
+		mfrd_store_failed(d, mfrd_store_error(d->store));
 	free(pfns);
 	return 0;
+}
+
+/*
+ * Before the store or anything else that can fail: the module gets the
+ * rules as soon as mfrd has read them.  Connecting later pushes them
+ * again (the same set: nothing changes for memfds).
+ */
+static void push_rules_first(struct mfrd *d)
+{
+	if (mfr_genl_open(&d->req))
+		return;		/* not loaded: pushed when it comes */
+	d->rules_refused = mfrd_rules_push(d, &d->rules) != 0;
+	mfr_genl_close(d->req);
+	d->req = NULL;
 }
 
 static int setup_loop(struct mfrd *d)
@@ -283,18 +551,98 @@ static int check_only(struct mfrd *d)
 	struct mfrd_config cfg = { 0 };
 	struct mfrd_rules rules = { 0 };
 	struct mfrd_errors errs = { 0 };
+	const char *root = getenv("MFRD_CGROUP_ROOT") ?: CGROUP_ROOT;
+	int ret = EXIT_SUCCESS;
 
-	if (load_settings(d, &cfg, &rules, &errs)) {
+	if (load_settings(d, &cfg, &rules, &errs))
+		ret = EXIT_FAILURE;
+	else if (mfrd_rules_check_host(&rules, root, &errs))
+		ret = EXIT_FAILURE;
+	if (ret) {
 		for (size_t i = 0; i < errs.n; i++)
 			fprintf(stderr, "%s\n", errs.msgs[i]);
 		mfrd_errors_free(&errs);
-		return EXIT_FAILURE;
+	} else {
+		printf("%s: ok; %s: %zu rule%s\n", d->config_path, d->rules_dir,
+		       rules.n, rules.n == 1 ? "" : "s");
 	}
-	printf("%s: ok; %s: %zu rule%s\n", d->config_path, d->rules_dir,
-	       rules.n, rules.n == 1 ? "" : "s");
 	mfrd_config_free(&cfg);
 	mfrd_rules_free(&rules);
-	return EXIT_SUCCESS;
+	return ret;
+}
+
+/* The time and outcome in the reload result file; -1 if none. */
+static long long read_reload_result(const char *path, bool *ok, char *why,
+				    size_t size)
+{
+	char state[16] = "";
+	long long t = -1;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld %15s", &t, state) != 2)
+		t = -1;
+	*ok = !strcmp(state, "ok");
+	why[0] = '\0';
+	if (fgetc(f) != EOF) {
+		size_t n = fread(why, 1, size - 1, f);
+
+		why[n] = '\0';
+		while (n && why[n - 1] == '\n')
+			why[--n] = '\0';
+	}
+	fclose(f);
+	return t;
+}
+
+/*
+ * systemd's ExecReload: SIGHUP to the daemon, then wait until it wrote
+ * an outcome newer than the signal, and exit with it.
+ */
+static int reload_client(const char *pid_arg)
+{
+	char *path = reload_result_path(), why[4096], *end;
+	long long sent, deadline;
+	bool ok = false;
+	long pid;
+
+	if (!pid_arg)
+		pid_arg = getenv("MAINPID");
+	if (!pid_arg || !*pid_arg) {
+		fprintf(stderr, "mfrd --reload: no PID given and no $MAINPID\n");
+		free(path);
+		return EXIT_USAGE;
+	}
+	errno = 0;
+	pid = strtol(pid_arg, &end, 10);
+	if (errno || *end || pid <= 1) {
+		fprintf(stderr, "mfrd --reload: not a PID: '%s'\n", pid_arg);
+		free(path);
+		return EXIT_USAGE;
+	}
+	sent = now_monotonic_usec();
+	if (kill((pid_t)pid, SIGHUP)) {
+		fprintf(stderr, "mfrd --reload: cannot signal %ld: %s\n", pid,
+			strerror(errno));
+		free(path);
+		return EXIT_FAILURE;
+	}
+	for (deadline = sent + RELOAD_TIMEOUT_USEC;
+	     now_monotonic_usec() < deadline; usleep(20000)) {
+		if (read_reload_result(path, &ok, why, sizeof(why)) < sent)
+			continue;
+		if (why[0])
+			fprintf(ok ? stdout : stderr, "%s\n", why);
+		if (!ok)
+			fprintf(stderr, "mfrd: reload refused, the previous configuration and rules stay\n");
+		free(path);
+		return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+	}
+	fprintf(stderr, "mfrd --reload: no answer from pid %ld in %lld s (%s)\n",
+		pid, RELOAD_TIMEOUT_USEC / 1000000, path);
+	free(path);
+	return EXIT_FAILURE;
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -305,7 +653,8 @@ static int usage_error(const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
-static int parse_args(struct mfrd *d, int argc, char **argv, bool *check)
+static int parse_args(struct mfrd *d, int argc, char **argv, bool *check,
+		      bool *reload_opt)
 {
 	int opt;
 
@@ -336,6 +685,9 @@ static int parse_args(struct mfrd *d, int argc, char **argv, bool *check)
 		case OPT_CHECK:
 			*check = true;
 			break;
+		case OPT_RELOAD:
+			*reload_opt = true;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(EXIT_SUCCESS);
@@ -350,7 +702,8 @@ static int parse_args(struct mfrd *d, int argc, char **argv, bool *check)
 					   argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
+	/* --reload takes the daemon's pid as its one argument. */
+	if (optind < argc - (*reload_opt ? 1 : 0))
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	return 0;
 }
@@ -364,6 +717,8 @@ static void cleanup(struct mfrd *d)
 	mfrd_config_free(&d->cfg);
 	mfrd_rules_free(&d->rules);
 	free(d->note);
+	free(d->store_moved_to);
+	mfrd_dimms_free(d->dimms);
 	sd_event_unref(d->event);
 }
 
@@ -374,14 +729,16 @@ int main(int argc, char **argv)
 		.rules_dir = MFRD_RULES_DIR,
 	};
 	struct mfrd_errors errs = { 0 };
-	bool check = false;
+	bool check = false, reload_opt = false;
 	int ret;
 
-	ret = parse_args(&d, argc, argv, &check);
+	ret = parse_args(&d, argc, argv, &check, &reload_opt);
 	if (ret)
 		return ret;
 	if (check)
 		return check_only(&d);
+	if (reload_opt)
+		return reload_client(optind < argc ? argv[optind] : NULL);
 
 	mfrd_log_open();
 	if (load_settings(&d, &d.cfg, &d.rules, &errs)) {
@@ -389,6 +746,9 @@ int main(int argc, char **argv)
 		mfrd_errors_free(&errs);
 		return EXIT_FAILURE;
 	}
+	apply_log_limits(&d.cfg);
+	push_rules_first(&d);
+	d.reload_ok_usec = mfrd_now_usec();
 	if (read_boot_id(&d)) {
 		mfrd_logf(LOG_ERR, NULL, "cannot read the boot id from %s",
 			  BOOT_ID_FILE);
@@ -399,6 +759,8 @@ int main(int argc, char **argv)
 		ret = EXIT_FAILURE;
 		goto out;
 	}
+	mfrd_prune_events(&d);
+	load_dimms(&d);
 	ret = setup_loop(&d);
 	if (ret) {
 		mfrd_logf(LOG_ERR, NULL, "cannot set up the event loop: %s",
@@ -421,10 +783,14 @@ int main(int argc, char **argv)
 		mfrd_log_message(l, "mfr.ko is not loaded: waiting for it");
 		mfrd_log_send(l);
 	}
-	mfrd_logf(LOG_INFO, NULL, "started: %zu rules, state in %s",
-		  d.rules.n, d.cfg.state_dir);
+	mfrd_logf(LOG_INFO, NULL, "started: %zu rules, state in %s%s",
+		  d.rules.n, d.cfg.state_dir,
+		  d.store_in_memory ? " (store in memory only)" : "");
 	mfrd_report_soon(&d);
-	mfrd_report_status(&d, "READY=1");
+	mfrd_ready_if_protected(&d);
+	if (!d.ready_sent)
+		mfrd_logf(LOG_NOTICE, NULL,
+			  "not READY until the rules are in mfr.ko (ready_without_module = no)");
 
 	ret = sd_event_loop(d.event);
 	if (ret < 0) {

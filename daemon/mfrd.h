@@ -49,9 +49,27 @@ struct mfrd {
 	struct mfrd_rules rules;	/* in force (or to push when loaded) */
 	char *note;			/* why a reload was refused, for STATUS */
 
+	/* Reload: where its outcome goes for "mfrd --reload" to read. */
+	char **reload_error;		/* while reloading: why it failed */
+	int64_t reload_ok_usec;		/* last successful reload, or start */
+	uint64_t reloads_failed;
+
+	/* Protection: the rules are in the module, READY=1 was sent. */
+	int64_t rules_pushed_usec;	/* last successful push, 0: never */
+	bool ready_sent;
+
 	char boot_id[64];
 	struct mfrd_store *store;
+	char *store_moved_to;		/* a damaged store was moved there */
+	bool store_in_memory;		/* no usable file: records not kept */
+	uint64_t store_errors;		/* failed store reads and writes */
+	uint64_t events_pruned;		/* events log rows deleted by retention */
+	uint64_t events_lost;		/* overruns and generation gaps */
+	uint64_t redumps;		/* reconciling dumps */
+	char store_last_error[256];	/* logged once until it changes */
 	uint64_t earlier_boot_pfns;	/* fixed for the whole boot */
+	struct mfrd_dimms *dimms;	/* SMBIOS memory devices, or NULL */
+	unsigned int offline_skipped;	/* earlier pfns on a changed DIMM */
 
 	/* mfr.ko: watched with libudev and a timer, used when loaded. */
 	struct udev *udev;
@@ -95,6 +113,18 @@ void mfrd_fail(struct mfrd *d);
 /* status-get on the request socket, cb gets the reply. */
 int mfrd_status_get(struct mfrd *d, mfr_genl_cb cb, void *arg);
 
+/* A store read or write failed: counted, exported, logged when new. */
+void mfrd_store_failed(struct mfrd *d, const char *what);
+
+/* Physical address and DIMM of the pages recorded without them. */
+void mfrd_identify_pages(struct mfrd *d);
+
+/* Retention of the events log, as mfrd.conf says. */
+void mfrd_prune_events(struct mfrd *d);
+
+/* Send READY=1 once protected (or as mfrd.conf allows, before). */
+void mfrd_ready_if_protected(struct mfrd *d);
+
 /* CLOCK_REALTIME microseconds, as the store keeps times. */
 int64_t mfrd_now_usec(void);
 
@@ -113,10 +143,9 @@ void mfrd_module_close(struct mfrd *d);
 
 /* mfrd-rules.c */
 /*
- * Replace the module's rules by rules, all or nothing: the new rules are
- * added first (the old ones, with lower ids, still decide meanwhile) and
- * the old ones deleted only when every add succeeded; a refused add
- * removes the rules added so far.  Each refusal is logged.  0 or -1.
+ * Replace the module's rules by rules in one rule-replace request, all
+ * or nothing.  A refusal is logged with the FILE:LINE of the rule the
+ * module blamed (and put in *d->reload_error while reloading).  0 or -1.
  */
 int mfrd_rules_push(struct mfrd *d, const struct mfrd_rules *rules);
 

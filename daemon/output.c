@@ -4,12 +4,14 @@
  * names, task names and cgroup paths, so they may hold any byte: JSON
  * gets valid UTF-8, terminals get no raw control characters.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "mfr-genl.h"
 #include "output.h"
@@ -103,13 +105,36 @@ json_object *json_text(const char *s)
 	return obj;
 }
 
+struct output_opts output_opts;
+
+void json_key(const char *name, char *buf, size_t size)
+{
+	size_t i;
+
+	for (i = 0; name[i] && i + 1 < size; i++)
+		buf[i] = name[i] == '-' ? '_' : name[i];
+	buf[i] = '\0';
+}
+
+/* An enum value as text, "unknown-N" if newer than this program. */
+static json_object *json_enum(const struct mfr_enum *e, uint64_t v)
+{
+	const char *name = mfr_enum_name(e, v);
+	char buf[32];
+
+	if (name)
+		return json_object_new_string(name);
+	snprintf(buf, sizeof(buf), "unknown-%" PRIu64, v);
+	return json_object_new_string(buf);
+}
+
 int json_add_attrs(json_object *obj, const struct mfr_attr_set *set,
 		   struct nlattr **tb)
 {
 	const struct mfr_attr *a;
 	json_object *val;
-	const char *name;
 	unsigned int i;
+	char key[64];
 	uint64_t v;
 	int ret;
 
@@ -117,16 +142,17 @@ int json_add_attrs(json_object *obj, const struct mfr_attr_set *set,
 		a = &set->attrs[i];
 		if (!tb[i] || a->type == MFR_ATTR_UNUSED)
 			continue;
+		if (a->type == MFR_ATTR_NEST)
+			continue;	/* no listing shows one */
 		if (a->type == MFR_ATTR_STRING) {
 			val = json_text(nla_get_string(tb[i]));
 		} else {
 			v = mfr_genl_get_uint(tb[i]);
-			name = a->values ? mfr_enum_name(a->values, v) : NULL;
-			/* an enum value newer than this program stays a number */
-			val = name ? json_object_new_string(name) :
-				     json_object_new_uint64(v);
+			val = a->values ? json_enum(a->values, v) :
+					  json_object_new_uint64(v);
 		}
-		ret = json_add(obj, a->name, val);
+		json_key(a->name, key, sizeof(key));
+		ret = json_add(obj, key, val);
 		if (ret)
 			return ret;
 	}
@@ -149,7 +175,10 @@ static json_object *json_attrs(const struct mfr_attr_set *set,
 int json_print(json_object *doc)
 {
 	const char *s = json_object_to_json_string_ext(doc,
-			JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+			(output_opts.pretty ? JSON_C_TO_STRING_PRETTY |
+					      JSON_C_TO_STRING_SPACED :
+					      JSON_C_TO_STRING_PLAIN) |
+			JSON_C_TO_STRING_NOSLASHESCAPE);
 
 	if (!s)
 		return -ENOMEM;
@@ -272,6 +301,8 @@ char *attr_text(const struct mfr_attr_set *set, unsigned int attr,
 	v = mfr_genl_get_uint(nla);
 	if (a->values && (name = mfr_enum_name(a->values, v)))
 		return strdup(name);
+	if (a->values)
+		return asprintf(&s, "unknown-%" PRIu64, v) < 0 ? NULL : s;
 
 	switch (attr_display(set, attr)) {
 	case SHOW_HEX:
@@ -288,109 +319,89 @@ char *attr_text(const struct mfr_attr_set *set, unsigned int attr,
 	return asprintf(&s, "%" PRIu64, v) < 0 ? NULL : s;
 }
 
-void table_init(struct table *t, const struct column *cols, size_t ncols)
+void column_name(const struct column *c, char *buf, size_t size)
 {
-	*t = (struct table) { .cols = cols, .ncols = ncols };
+	size_t i;
+
+	for (i = 0; c->title[i] && i + 1 < size; i++)
+		buf[i] = (char)tolower((unsigned char)c->title[i]);
+	buf[i] = '\0';
 }
 
-int table_add(struct table *t, char *cell)
+int columns_select(const struct column *cols, size_t ncols,
+		   const char *columns, size_t *idx, const char **bad,
+		   size_t *bad_len)
 {
-	char **cells;
+	const char *p = columns, *end;
+	size_t n = 0, len, i, j;
+	char name[32];
 
-	if (!cell)
-		return -ENOMEM;
-	if (t->ncells == t->size) {
-		t->size = t->size ? 2 * t->size : 16 * t->ncols;
-		cells = realloc(t->cells, t->size * sizeof(*cells));
-		if (!cells) {
-			free(cell);
-			return -ENOMEM;
+	if (!columns) {
+		for (i = 0; i < ncols; i++)
+			idx[i] = i;
+		return (int)ncols;
+	}
+	for (;;) {
+		end = strchr(p, ',');
+		len = end ? (size_t)(end - p) : strlen(p);
+		for (i = 0; i < ncols; i++) {
+			column_name(&cols[i], name, sizeof(name));
+			if (strlen(name) == len && !strncasecmp(name, p, len))
+				break;
 		}
-		t->cells = cells;
+		for (j = 0; i < ncols && j < n; j++)
+			if (idx[j] == i)
+				i = ncols;	/* named twice */
+		if (i == ncols || n == ncols) {
+			*bad = p;
+			*bad_len = len;
+			return -1;
+		}
+		idx[n++] = i;
+		if (!end)
+			return (int)n;
+		p = end + 1;
 	}
-	t->cells[t->ncells++] = cell;
-	return 0;
-}
-
-int table_addf(struct table *t, const char *fmt, ...)
-{
-	va_list ap;
-	char *cell;
-	int ret;
-
-	va_start(ap, fmt);
-	ret = vasprintf(&cell, fmt, ap);
-	va_end(ap);
-	return table_add(t, ret < 0 ? NULL : cell);
-}
-
-/* Terminal columns of a cell: UTF-8 continuation bytes take none. */
-static size_t text_width(const char *s)
-{
-	size_t w = 0;
-
-	for (; *s; s++)
-		w += ((unsigned char)*s & 0xc0) != 0x80;
-	return w;
-}
-
-static void print_cell(FILE *f, const struct table *t, size_t col,
-		       const char *s, const size_t *width)
-{
-	size_t pad = width[col] - text_width(s);
-	bool last = col == t->ncols - 1;
-
-	if (col)
-		fputs("  ", f);
-	if (t->cols[col].right)
-		fprintf(f, "%*s%s", (int)pad, "", s);
-	else
-		fprintf(f, "%s%*s", s, last ? 0 : (int)pad, "");
-	if (last)
-		fputc('\n', f);
-}
-
-void table_print(const struct table *t, FILE *f)
-{
-	size_t width[t->ncols];
-	size_t i, w;
-
-	for (i = 0; i < t->ncols; i++)
-		width[i] = text_width(t->cols[i].title);
-	for (i = 0; i < t->ncells; i++) {
-		w = text_width(t->cells[i]);
-		if (w > width[i % t->ncols])
-			width[i % t->ncols] = w;
-	}
-	for (i = 0; i < t->ncols; i++)
-		print_cell(f, t, i, t->cols[i].title, width);
-	/* cells of an unfinished last row are not printed */
-	for (i = 0; i < t->ncells / t->ncols * t->ncols; i++)
-		print_cell(f, t, i % t->ncols, t->cells[i], width);
-}
-
-void table_free(struct table *t)
-{
-	while (t->ncells)
-		free(t->cells[--t->ncells]);
-	free(t->cells);
-	t->cells = NULL;
-	t->size = 0;
 }
 
 int listing_init(struct listing *l, const struct column *cols, size_t ncols,
 		 bool json, bool single)
 {
+	const char *bad;
+	size_t i, bad_len;
+	int n;
+
 	*l = (struct listing) {
 		.cols = cols,
 		.ncols = ncols,
 		.json = json,
 		.single = single,
 	};
-	table_init(&l->table, cols, ncols);
-	if (json && !single) {
-		l->doc = json_object_new_array();
-		if (!l->doc)
+	if (json) {
+		if (!single) {
+			l->doc = json_object_new_array();
+			if (!l->doc)
+				return -ENOMEM;
+		}
+		return 0;
+	}
+	l->shown = calloc(ncols, sizeof(*l->shown));
+	l->table = scols_new_table();
+	if (!l->shown || !l->table)
+		return -ENOMEM;
+	n = columns_select(cols, ncols, output_opts.columns, l->shown, &bad,
+			   &bad_len);
+	if (n < 0)
+		return -EINVAL;	/* mfrctl checked -o before */
+	l->nshown = (size_t)n;
+	if (scols_table_enable_raw(l->table, output_opts.raw) ||
+	    scols_table_enable_noheadings(l->table, output_opts.noheadings))
+		return -ENOMEM;
+	for (i = 0; i < l->nshown; i++) {
+		const struct column *c = &cols[l->shown[i]];
+
+		if (!scols_table_new_column(l->table, c->title, 0,
+					    c->right ? SCOLS_FL_RIGHT : 0))
 			return -ENOMEM;
 	}
 	return 0;
@@ -400,11 +411,12 @@ int listing_add(uint8_t cmd, const struct mfr_attr_set *set,
 		struct nlattr **tb, void *arg)
 {
 	struct listing *l = arg;
+	struct libscols_line *line;
 	const struct column *c;
 	json_object *obj;
 	unsigned int attr;
+	char *text;
 	size_t i;
-	int ret;
 
 	(void)cmd;
 	if (l->json) {
@@ -418,16 +430,19 @@ int listing_add(uint8_t cmd, const struct mfr_attr_set *set,
 		}
 		return json_append(l->doc, obj);
 	}
-	for (i = 0; i < l->ncols; i++) {
-		c = &l->cols[i];
+	line = scols_table_new_line(l->table, NULL);
+	if (!line)
+		return -ENOMEM;
+	for (i = 0; i < l->nshown; i++) {
+		c = &l->cols[l->shown[i]];
 		attr = tb[c->attr] ? c->attr : c->fallback;
-		if (attr && tb[attr])
-			ret = table_add(&l->table,
-					attr_text(set, attr, tb[attr], false));
-		else
-			ret = table_add(&l->table, strdup("-"));
-		if (ret)
-			return ret;
+		text = attr && tb[attr] ? attr_text(set, attr, tb[attr], false) :
+					  strdup("-");
+		/* refer: the line owns text from now on */
+		if (!text || scols_line_refer_data(line, i, text)) {
+			free(text);
+			return -ENOMEM;
+		}
 	}
 	return 0;
 }
@@ -437,7 +452,7 @@ int listing_print(struct listing *l)
 	int ret = 0;
 
 	if (!l->json) {
-		table_print(&l->table, stdout);
+		ret = scols_print_table(l->table);
 	} else if (l->doc) {
 		ret = json_print(l->doc);
 	} else {
@@ -450,7 +465,10 @@ int listing_print(struct listing *l)
 
 void listing_free(struct listing *l)
 {
-	table_free(&l->table);
+	scols_unref_table(l->table);
+	l->table = NULL;
+	free(l->shown);
+	l->shown = NULL;
 	json_object_put(l->doc);
 	l->doc = NULL;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * mfrctl's two faces: aligned tables and "key=value" text for people,
- * JSON (json-c) with the spec's attribute names for scripts.
+ * mfrctl's two faces: libsmartcols tables and "key=value" text for
+ * people, JSON (json-c) with the spec's attribute names in snake_case
+ * for scripts.
  */
 #ifndef MFRCTL_OUTPUT_H
 #define MFRCTL_OUTPUT_H
@@ -9,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <json-c/json.h>
+#include <libsmartcols.h>
 #include <netlink/attr.h>
 
 #include "mfr-spec.h"
@@ -21,8 +23,9 @@ int json_append(json_object *array, json_object *val);
 json_object *json_text(const char *s);
 
 /*
- * Every attribute present in tb, keyed by its spec name, in spec order:
- * numbers as JSON integers, enums by value name.  json_add_attrs() adds
+ * Every attribute present in tb, keyed by its spec name in snake_case,
+ * in spec order: numbers as JSON integers, enums by value name always
+ * (a value newer than this program as "unknown-N").  json_add_attrs() adds
  * them to obj (0 or -ENOMEM); json_print_attrs() prints them as one
  * document (0 or -errno).
  */
@@ -44,42 +47,54 @@ char *attr_text(const struct mfr_attr_set *set, unsigned int attr,
 		const struct nlattr *nla, bool quote);
 
 struct column {
-	const char *title;
+	const char *title;	/* header; lower-cased, the name -o takes */
 	bool right;		/* right-align (numbers) */
 	unsigned int attr;	/* in a listing, the attribute shown */
 	unsigned int fallback;	/* ... and the one shown if it is absent */
+	const char *help;	/* one line for --help */
 };
 
-#define COLUMN(t, r, a)		{ .title = (t), .right = (r), .attr = (a) }
-#define COLUMN_OR(t, r, a, f)	{ .title = (t), .right = (r), .attr = (a), \
-				  .fallback = (f) }
+#define COLUMN(t, r, a, h)	{ .title = (t), .right = (r), .attr = (a), \
+				  .help = (h) }
+#define COLUMN_OR(t, r, a, f, h) { .title = (t), .right = (r), .attr = (a), \
+				  .fallback = (f), .help = (h) }
 
-/* Rows of cells printed in columns as wide as their widest cell. */
-struct table {
-	const struct column *cols;
-	size_t ncols;
-	char **cells;		/* row after row */
-	size_t ncells, size;
+/* How every command prints, from mfrctl's global options. */
+struct output_opts {
+	bool json;		/* -j */
+	bool pretty;		/* -p: indented JSON */
+	bool raw;		/* -r: tables without alignment, escaped */
+	bool noheadings;	/* -n */
+	bool timestamps;	/* -t: monitor */
+	const char *columns;	/* -o: comma-separated column names */
 };
 
-void table_init(struct table *t, const struct column *cols, size_t ncols);
-/* Append a cell, taking ownership of a malloc()ed string.  0 or -ENOMEM. */
-int table_add(struct table *t, char *cell);
-int table_addf(struct table *t, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-void table_print(const struct table *t, FILE *f);
-void table_free(struct table *t);
+extern struct output_opts output_opts;
 
 /*
- * Records of a dump (or the one record of a reply) as a table, or as a
- * JSON array (a single object) of json_attrs().
+ * The column indexes -o names, in its order, into idx (room for ncols;
+ * a column may be named once).  Without -o, every column.  Returns the
+ * count, or -1 with the offending name in *bad (points into columns).
+ */
+int columns_select(const struct column *cols, size_t ncols,
+		   const char *columns, size_t *idx, const char **bad,
+		   size_t *bad_len);
+
+/* The lower-case name of a column, as -o and --help spell it. */
+void column_name(const struct column *c, char *buf, size_t size);
+
+/*
+ * Records of a dump (or the one record of a reply) as a libsmartcols
+ * table, or as a JSON array (a single object) of json_attrs().
  */
 struct listing {
 	const struct column *cols;
 	size_t ncols;
 	bool json;
 	bool single;
-	struct table table;
+	struct libscols_table *table;
+	size_t *shown;		/* indexes into cols, in output order */
+	size_t nshown;
 	json_object *doc;
 };
 
@@ -90,5 +105,8 @@ int listing_add(uint8_t cmd, const struct mfr_attr_set *set,
 		struct nlattr **tb, void *arg);
 int listing_print(struct listing *l);
 void listing_free(struct listing *l);
+
+/* The JSON key of a spec name: "hugepage-size" -> "hugepage_size". */
+void json_key(const char *name, char *buf, size_t size);
 
 #endif /* MFRCTL_OUTPUT_H */

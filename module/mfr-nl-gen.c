@@ -28,6 +28,17 @@ static const struct netlink_range_validation mfr_a_memfd_fd_range = {
 	.max	= 2147483647ULL,
 };
 
+/* Common nested types */
+const struct nla_policy mfr_rule_entry_nl_policy[MFR_A_RULE_BUDGET + 1] = {
+	[MFR_A_RULE_ID] = NLA_POLICY_MIN(NLA_U32, 1),
+	[MFR_A_RULE_NAME_GLOB] = { .type = NLA_NUL_STRING, .len = 249, },
+	[MFR_A_RULE_CGROUP_ID] = NLA_POLICY_MIN(NLA_UINT, 1),
+	[MFR_A_RULE_CGROUP_PATH] = { .type = NLA_NUL_STRING, .len = 4095, },
+	[MFR_A_RULE_UID] = { .type = NLA_U32, },
+	[MFR_A_RULE_ACTION] = NLA_POLICY_MAX(NLA_U32, 1),
+	[MFR_A_RULE_BUDGET] = NLA_POLICY_FULL_RANGE(NLA_U32, &mfr_a_rule_budget_range),
+};
+
 /* MFR_CMD_RULE_ADD - do */
 static const struct nla_policy mfr_rule_add_nl_policy[MFR_A_RULE_BUDGET + 1] = {
 	[MFR_A_RULE_NAME_GLOB] = { .type = NLA_NUL_STRING, .len = 249, },
@@ -49,6 +60,11 @@ static const struct nla_policy mfr_memfd_set_nl_policy[MFR_A_MEMFD_FD + 1] = {
 	[MFR_A_MEMFD_FD] = NLA_POLICY_FULL_RANGE(NLA_U32, &mfr_a_memfd_fd_range),
 	[MFR_A_MEMFD_POLICY] = NLA_POLICY_MAX(NLA_U32, 1),
 	[MFR_A_MEMFD_BUDGET] = NLA_POLICY_FULL_RANGE(NLA_U32, &mfr_a_memfd_budget_range),
+};
+
+/* MFR_CMD_RULE_REPLACE - do */
+static const struct nla_policy mfr_rule_replace_nl_policy[MFR_A_RULE_SET_RULE + 1] = {
+	[MFR_A_RULE_SET_RULE] = NLA_POLICY_NESTED(mfr_rule_entry_nl_policy),
 };
 
 /* Ops table for mfr */
@@ -100,6 +116,14 @@ static const struct genl_split_ops mfr_nl_ops[] = {
 		.start	= mfr_nl_dump_start,
 		.dumpit	= mfr_nl_poison_get_dumpit,
 		.flags	= GENL_ADMIN_PERM | GENL_CMD_CAP_DUMP,
+	},
+	{
+		.cmd		= MFR_CMD_RULE_REPLACE,
+		.pre_doit	= mfr_nl_pre_doit,
+		.doit		= mfr_nl_rule_replace_doit,
+		.policy		= mfr_rule_replace_nl_policy,
+		.maxattr	= MFR_A_RULE_SET_RULE,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 };
 

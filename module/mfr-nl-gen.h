@@ -11,6 +11,9 @@
 
 #include <uapi/linux/mfr.h>
 
+/* Common nested types */
+extern const struct nla_policy mfr_rule_entry_nl_policy[MFR_A_RULE_BUDGET + 1];
+
 int mfr_nl_status_pre_doit(const struct genl_split_ops *ops,
 			   struct sk_buff *skb, struct genl_info *info);
 int mfr_nl_pre_doit(const struct genl_split_ops *ops, struct sk_buff *skb,
@@ -24,6 +27,7 @@ int mfr_nl_rule_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 int mfr_nl_memfd_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 int mfr_nl_memfd_set_doit(struct sk_buff *skb, struct genl_info *info);
 int mfr_nl_poison_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
+int mfr_nl_rule_replace_doit(struct sk_buff *skb, struct genl_info *info);
 
 enum {
 	MFR_NLGRP_EVENTS,

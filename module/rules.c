@@ -18,8 +18,10 @@
 #include "rules.h"
 #include "stats.h"
 
-/* Rules are matched at every HugeTLB memfd_create(): keep the list short. */
-#define MFR_RULES_MAX	256
+/*
+ * Rules are matched at every HugeTLB memfd_create(): the list is bounded
+ * by MFR_RULES_MAX, which the uAPI header gives userspace too.
+ */
 
 struct mfr_rule {
 	struct list_head node;
@@ -104,30 +106,31 @@ void mfr_rules_flush(void)
 }
 
 /* Resolve the cgroup criterion, given by id or by path, to id and path. */
-static int mfr_rule_set_cgroup(struct mfr_rule *rule, struct genl_info *info)
+static int mfr_rule_set_cgroup(struct mfr_rule *rule, struct nlattr **tb,
+			       struct netlink_ext_ack *extack)
 {
-	struct nlattr *id_attr = info->attrs[MFR_A_RULE_CGROUP_ID];
-	struct nlattr *path_attr = info->attrs[MFR_A_RULE_CGROUP_PATH];
+	struct nlattr *id_attr = tb[MFR_A_RULE_CGROUP_ID];
+	struct nlattr *path_attr = tb[MFR_A_RULE_CGROUP_PATH];
 	struct cgroup *cgrp;
 	char *buf;
 	int len;
 
 	if (id_attr && path_attr) {
-		NL_SET_ERR_MSG_ATTR(info->extack, path_attr,
+		NL_SET_ERR_MSG_ATTR(extack, path_attr,
 				    "give cgroup-id or cgroup-path, not both");
 		return -EINVAL;
 	}
 	if (path_attr) {
 		cgrp = cgroup_get_from_path(nla_data(path_attr));
 		if (IS_ERR(cgrp)) {
-			NL_SET_ERR_MSG_ATTR(info->extack, path_attr,
+			NL_SET_ERR_MSG_ATTR(extack, path_attr,
 					    "cgroup-path: no such cgroup v2");
 			return -ENOENT;
 		}
 	} else if (id_attr) {
 		cgrp = cgroup_get_from_id(nla_get_uint(id_attr));
 		if (IS_ERR(cgrp)) {
-			NL_SET_ERR_MSG_ATTR(info->extack, id_attr,
+			NL_SET_ERR_MSG_ATTR(extack, id_attr,
 					    "cgroup-id: no such cgroup v2");
 			return -ENOENT;
 		}
@@ -145,17 +148,21 @@ static int mfr_rule_set_cgroup(struct mfr_rule *rule, struct genl_info *info)
 	return rule->cgroup_path ? 0 : -ENOMEM;
 }
 
-static int mfr_rule_parse(struct mfr_rule *rule, struct genl_info *info)
+/* @nest: the rule's nest in a rule-replace, NULL for a rule-add. */
+static int mfr_rule_parse(struct mfr_rule *rule, struct nlattr **tb,
+			  const struct nlattr *nest,
+			  struct netlink_ext_ack *extack)
 {
-	struct nlattr **tb = info->attrs;
-
-	if (mfr_nl_missing(info, MFR_A_RULE_ACTION, "action"))
+	if (!tb[MFR_A_RULE_ACTION]) {
+		NL_SET_ERR_ATTR_MISS(extack, nest, MFR_A_RULE_ACTION);
+		NL_SET_ERR_MSG(extack, "action: missing");
 		return -EINVAL;
+	}
 	rule->keep = nla_get_u32(tb[MFR_A_RULE_ACTION]) == MFR_POLICY_KEEP;
 
 	if (tb[MFR_A_RULE_BUDGET]) {
 		if (!rule->keep) {
-			NL_SET_ERR_MSG_ATTR(info->extack, tb[MFR_A_RULE_BUDGET],
+			NL_SET_ERR_MSG_ATTR(extack, tb[MFR_A_RULE_BUDGET],
 					    "budget: only for action keep");
 			return -EINVAL;
 		}
@@ -164,7 +171,7 @@ static int mfr_rule_parse(struct mfr_rule *rule, struct genl_info *info)
 
 	if (tb[MFR_A_RULE_NAME_GLOB]) {
 		if (!*(char *)nla_data(tb[MFR_A_RULE_NAME_GLOB])) {
-			NL_SET_ERR_MSG_ATTR(info->extack, tb[MFR_A_RULE_NAME_GLOB],
+			NL_SET_ERR_MSG_ATTR(extack, tb[MFR_A_RULE_NAME_GLOB],
 					    "name-glob: empty");
 			return -EINVAL;
 		}
@@ -178,14 +185,14 @@ static int mfr_rule_parse(struct mfr_rule *rule, struct genl_info *info)
 		rule->uid = make_kuid(current_user_ns(),
 				      nla_get_u32(tb[MFR_A_RULE_UID]));
 		if (!uid_valid(rule->uid)) {
-			NL_SET_ERR_MSG_ATTR(info->extack, tb[MFR_A_RULE_UID],
+			NL_SET_ERR_MSG_ATTR(extack, tb[MFR_A_RULE_UID],
 					    "uid: not valid in this user namespace");
 			return -EINVAL;
 		}
 		rule->match_uid = true;
 	}
 
-	return mfr_rule_set_cgroup(rule, info);
+	return mfr_rule_set_cgroup(rule, tb, extack);
 }
 
 int mfr_nl_rule_add_doit(struct sk_buff *skb, struct genl_info *info)
@@ -199,7 +206,7 @@ int mfr_nl_rule_add_doit(struct sk_buff *skb, struct genl_info *info)
 	rule = kzalloc(sizeof(*rule), GFP_KERNEL);
 	if (!rule)
 		return -ENOMEM;
-	err = mfr_rule_parse(rule, info);
+	err = mfr_rule_parse(rule, info->attrs, NULL, info->extack);
 	if (err)
 		goto err_free;
 
@@ -266,6 +273,122 @@ int mfr_nl_rule_del_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 	mfr_rule_free(found);
 	return 0;
+}
+
+/* Parse every rule of a rule-replace onto @rules; nothing is installed. */
+static int mfr_rule_replace_parse(struct genl_info *info,
+				  struct list_head *rules, unsigned int *nr)
+{
+	struct nlattr *tb[MFR_A_RULE_BUDGET + 1];
+	struct mfr_rule *rule;
+	struct nlattr *nest;
+	int rem, err;
+
+	nlmsg_for_each_attr_type(nest, MFR_A_RULE_SET_RULE, info->nlhdr,
+				 GENL_HDRLEN, rem) {
+		if (*nr == MFR_RULES_MAX) {
+			NL_SET_ERR_MSG_ATTR_FMT(info->extack, nest,
+						"too many rules (at most %u)",
+						MFR_RULES_MAX);
+			return -ENOSPC;
+		}
+		err = nla_parse_nested(tb, MFR_A_RULE_BUDGET, nest,
+				       mfr_rule_entry_nl_policy, info->extack);
+		if (err)
+			return err;
+		if (tb[MFR_A_RULE_ID]) {
+			NL_SET_ERR_MSG_ATTR(info->extack, tb[MFR_A_RULE_ID],
+					    "id: given by the module, not by the request");
+			return -EINVAL;
+		}
+		rule = kzalloc(sizeof(*rule), GFP_KERNEL);
+		if (!rule)
+			return -ENOMEM;
+		list_add_tail(&rule->node, rules);
+		(*nr)++;
+		err = mfr_rule_parse(rule, tb, nest, info->extack);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The ids given are first .. first + nr - 1, in the request's order. */
+static int mfr_rule_replace_reply(struct genl_info *info, u32 first,
+				  unsigned int nr, u64 generation)
+{
+	size_t size = nla_total_size(sizeof(u64)) +
+		      nr * nla_total_size(nla_total_size(sizeof(u32)));
+	struct nlattr *nest;
+	struct sk_buff *msg;
+	unsigned int i;
+	void *hdr;
+
+	msg = genlmsg_new(size, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_iput(msg, info);
+	if (!hdr)
+		goto err;
+	for (i = 0; i < nr; i++) {
+		nest = nla_nest_start(msg, MFR_A_RULE_SET_RULE);
+		if (!nest || nla_put_u32(msg, MFR_A_RULE_ID, first + i))
+			goto err;
+		nla_nest_end(msg, nest);
+	}
+	if (nla_put_uint(msg, MFR_A_RULE_SET_GENERATION, generation))
+		goto err;
+	return mfr_nl_reply_send(msg, hdr, info);
+err:
+	nlmsg_free(msg);
+	return -EMSGSIZE;
+}
+
+/*
+ * All or nothing: the new rules are parsed and their cgroups resolved
+ * before the lock is taken, then the two lists trade places under the
+ * lock mfr_rules_match() takes, so no memfd sees a mix of the two.
+ */
+int mfr_nl_rule_replace_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct mfr_rule *rule, *tmp;
+	unsigned int nr = 0;
+	u64 generation;
+	LIST_HEAD(rules);
+	LIST_HEAD(old);
+	u32 first;
+	int err;
+
+	err = mfr_rule_replace_parse(info, &rules, &nr);
+	if (err)
+		goto out;
+
+	mutex_lock(&mfr_rules_lock);
+	if (U32_MAX - mfr_rules_last_id < nr) {
+		mutex_unlock(&mfr_rules_lock);
+		NL_SET_ERR_MSG(info->extack, "rule ids exhausted");
+		err = -ENOSPC;
+		goto out;
+	}
+	first = mfr_rules_last_id + 1;
+	list_for_each_entry(rule, &rules, node)
+		rule->id = ++mfr_rules_last_id;
+	list_splice_init(&mfr_rules, &old);
+	list_splice_init(&rules, &mfr_rules);
+	/* What is freed below is the old set. */
+	list_splice(&old, &rules);
+	WRITE_ONCE(mfr_rules_nr, nr);
+	generation = mfr_state_changed();
+	mutex_unlock(&mfr_rules_lock);
+
+	/* The rules are in; only the reply can still fail. */
+	err = mfr_rule_replace_reply(info, first, nr, generation);
+out:
+	list_for_each_entry_safe(rule, tmp, &rules, node) {
+		list_del(&rule->node);
+		mfr_rule_free(rule);
+	}
+	return err;
 }
 
 static int mfr_rule_fill(struct sk_buff *msg, const struct mfr_rule *rule,

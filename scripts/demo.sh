@@ -92,7 +92,7 @@ journalctl -q --no-pager -o verbose MESSAGE_ID=$page_poisoned |
 step "Close the memfd: the hugepage is dissolved, only the bad 4 KiB stays offline"
 touch "$work/close"
 wait "$guest"
-none_pending() { [ "$(status folios-pending)" = 0 ]; }
+none_pending() { [ "$(status folios_pending)" = 0 ]; }
 wait_until 60 none_pending
 "$ctl" poison list | indent
 hp_after=$(meminfo HugePages_Total)
@@ -102,7 +102,7 @@ printf '  HugePages_Total     %4d -> %4d   (the damaged hugepage left the pool)\
 printf '  HardwareCorrupted %4d kB -> %d kB (offline: one 4 KiB page)\n' \
 	"$hwc_before" "$hwc_after"
 printf '  mfr counters: raw-pages-isolated=%s healthy-pages-returned=%s\n' \
-	"$(status raw-pages-isolated)" "$(status healthy-pages-returned)"
+	"$(status raw_pages_isolated)" "$(status healthy_pages_returned)"
 
 step "mfrd's durable record (SQLite, WAL) and Prometheus metrics"
 sleep 2

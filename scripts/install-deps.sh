@@ -7,6 +7,19 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 VIRTME_NG_VERSION=1.42
+# --daemon: only what building mfrd and mfrctl and their host tests use.
+daemon_packages=(
+	make gcc libc6-dev pkg-config libnl-3-dev libnl-genl-3-dev libjson-c-dev
+	libsmartcols-dev libsqlite3-dev libsystemd-dev libudev-dev groff-base
+)
+# --deb: that, and what "make deb" and its lintian check use.
+deb_packages=(debhelper dh-dkms dpkg-dev lintian)
+only_daemon=
+case "${1:-}" in
+--daemon) only_daemon=1 ;;
+--deb) only_daemon=1; daemon_packages+=("${deb_packages[@]}") ;;
+esac
+
 packages=(
 	# kernel build
 	linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev
@@ -22,15 +35,23 @@ packages=(
 	# checkpatch.pl SPDX checks
 	python3-ply python3-git
 	# mfrctl and mfrd
-	pkg-config libnl-3-dev libnl-genl-3-dev libjson-c-dev
+	pkg-config libnl-3-dev libnl-genl-3-dev libjson-c-dev libsmartcols-dev
+	# jq: the VM tests check mfrctl's JSON by path; bash-completion for
+	# the completion's host test
+	jq bash-completion
 	# man page checks
 	groff-base
 	# mfrd
 	libsqlite3-dev libsystemd-dev libudev-dev
+	# promtool: the metrics file and the example alerting rules
+	prometheus
 	# make e2e: kernel .debs (bindeb-pkg), the Debian 12 guest image
 	debhelper debootstrap e2fsprogs
+	# make deb: mfr-dkms and mfrd packages, checked by lintian
+	dh-dkms dpkg-dev lintian
 )
 
+[ -n "$only_daemon" ] && packages=("${daemon_packages[@]}")
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
@@ -44,6 +65,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+[ -n "$only_daemon" ] && exit 0
 if ! "$VNG" --version 2>/dev/null | grep -qF "$VIRTME_NG_VERSION"; then
 	echo "installing virtme-ng $VIRTME_NG_VERSION into $MFR_VENV" >&2
 	rm -rf "$MFR_VENV"

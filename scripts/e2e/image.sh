@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Assemble the disk of one end-to-end run from the cached Debian 12 root:
-# the patched kernel's .debs installed with dpkg, mfr's userspace with
-# "make install", a copy of the project's source (what an operator checks
-# out, for "make dkms-install" in the guest), the test helpers, and the
+# the patched kernel's .debs installed with dpkg, then mfr's own packages
+# ("make deb": mfr-dkms, whose postinst builds mfr.ko for the hooked
+# kernel with DKMS, and mfrd), as a fleet's image build would; the test
+# helpers, and the
 # guest side of the test (tests/e2e/) started by mfr-e2e.service.  Then
 # mkfs.ext4 -d turns the tree into OUT/disk.img, without loop devices; the
 # kernel to boot is copied to OUT/vmlinuz.  Needs root (chroot).
@@ -32,13 +33,15 @@ chroot "$root" sh -c 'dpkg -i /tmp/debs/*.deb' >>"$log" 2>&1 ||
 	{ tail -n 30 "$log" >&2; die "dpkg -i of the kernel packages failed"; }
 rm -rf "$root/tmp/debs"
 
-make -s -C "$MFR_ROOT" install DESTDIR="$root" >>"$log" 2>&1 ||
-	{ tail -n 30 "$log" >&2; die "make install DESTDIR=$root failed"; }
-
-# The operator's checkout: what "make dkms-install" needs, as tracked.
+make -s -C "$MFR_ROOT" deb >>"$log" 2>&1 ||
+	{ tail -n 30 "$log" >&2; die "make deb failed"; }
+mkdir -p "$root/root/debs"
+cp "$MFR_ROOT"/build/deb/mfr-dkms_*.deb "$MFR_ROOT"/build/deb/mfrd_*_amd64.deb "$root/root/debs/"
+chroot "$root" sh -c 'dpkg -i /root/debs/mfr-dkms_*.deb /root/debs/mfrd_*.deb' >>"$log" 2>&1 ||
+	{ tail -n 30 "$log" >&2; die "dpkg -i of mfr-dkms and mfrd failed"; }
+# dkms.conf, for the version the guest checks
 mkdir -p "$root/root/mfr"
-(cd "$MFR_ROOT" && git ls-files -z -- Makefile dkms.conf module |
-	tar --null -T - -c) | tar -x -C "$root/root/mfr"
+cp "$MFR_ROOT/dkms.conf" "$root/root/mfr/"
 
 e2e=$root/opt/mfr-e2e
 mkdir -p "$e2e/bin"

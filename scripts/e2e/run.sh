@@ -5,7 +5,7 @@
 # guest with systemd as PID 1.  Steps, each cached where it can be:
 #   kernel-debs.sh  the patched kernel as .debs (image, headers)
 #   rootfs.sh       a debootstrapped Debian 12 root (cached by package list)
-#   image.sh        this run's disk: .debs, make install, the source, tests
+#   image.sh        this run's disk: kernel .debs, mfr-dkms and mfrd .debs, tests
 #   boot.sh         QEMU until the guest powers off (it reboots once)
 # The guest side is tests/e2e/ (guest-test.sh and its stages).  Prints one
 # PASS/FAIL line per guest check, checks every boot's kernel log, and ends

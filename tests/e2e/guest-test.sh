@@ -4,9 +4,11 @@
 # Guest side of "make e2e", run by mfr-e2e.service at the end of every
 # boot.  The stages of a boot run in order; a state file on the guest's
 # disk says which boot this is:
-#   boot 1: install, udev, workload, bad-config, storm, module-reload,
-#           then "systemctl reboot" (QEMU keeps running)
-#   boot 2: after-reboot, missing-module, then "systemctl poweroff"
+#   boot 1: install, udev, workload, bad-config, reload, storm,
+#           module-reload, dimm-swap, then "systemctl reboot" (QEMU keeps
+#           running)
+#   boot 2: after-reboot, missing-module, not-ready, history,
+#           store-corrupt, then "systemctl poweroff"
 # Results go to /mnt/e2e/results (9p, read by the host) as "ok - NAME" /
 # "not ok - NAME" lines and to the console; each boot's kernel log goes to
 # /mnt/e2e/dmesg-bootN.txt for the host to check.
@@ -30,11 +32,11 @@ echo "E2E: boot $boot ($(uname -r), boot id $(boot_id))"
 
 case $boot in
 1)
-	stages="install udev workload bad-config storm module-reload"
+	stages="install udev workload bad-config reload storm module-reload dimm-swap"
 	next=reboot
 	;;
 2)
-	stages="after-reboot missing-module"
+	stages="after-reboot missing-module not-ready history store-corrupt"
 	next=poweroff
 	# Boot 1 must have got to its end; a crash reboots the guest too.
 	if [ ! -e "$STATE/boot1-done" ]; then

@@ -5,6 +5,10 @@
 
 prev=$(cat "$STATE/recorded-boot-id")
 recorded=$(wc -l <"$STATE/recorded-pfns")
+# boot 1's dimm-swap stage moved this pfn's record to another DIMM
+swapped=$(cat "$STATE/swapped-pfn")
+grep -vx "$swapped" "$STATE/recorded-pfns" >"$STATE/expected-offlined"
+expected=$(wc -l <"$STATE/expected-offlined")
 
 offlined_entry() {
 	journalctl -b -o json MESSAGE_ID=$MSG_RECORDED_OFFLINED | tail -n 1
@@ -18,7 +22,7 @@ offlined_before_workload() {
 	[ -n "$t_off" ] && [ -n "$t_wl" ] && [ "$t_wl" != 0 ] && [ "$t_off" -lt "$t_wl" ]
 }
 hwpoison_flags() {
-	python3 - "$STATE/recorded-pfns" <<'PY'
+	python3 - "$STATE/expected-offlined" <<'PY'
 import struct, sys
 pfns = [int(l) for l in open(sys.argv[1]) if l.strip()]
 bad = []
@@ -34,8 +38,8 @@ PY
 }
 corrupted_kb() { awk '/^HardwareCorrupted:/ { print $2 }' /proc/meminfo; }
 enough_corrupted() {
-	echo "HardwareCorrupted: $(corrupted_kb) kB for $recorded pfns"
-	[ "$(corrupted_kb)" -ge $((recorded * 4)) ]
+	echo "HardwareCorrupted: $(corrupted_kb) kB for $expected pfns"
+	[ "$(corrupted_kb)" -ge $((expected * 4)) ]
 }
 store_kept_boot1() {
 	[ "$(sql "SELECT count(*) FROM poisoned_pages WHERE boot_id = '$prev'")" = "$recorded" ]
@@ -51,7 +55,24 @@ check "mfrd active at boot, no restart" bash -c \
 	"systemctl is-active -q mfrd && [ \"\$(systemctl show -p NRestarts --value mfrd)\" = 0 ]"
 check "the store still has boot 1's $recorded records" store_kept_boot1
 check "journal: recorded-pfns-offlined this boot" wait_until 60 logged_offlining
-check "all $recorded recorded pfns have KPF_HWPOISON in /proc/kpageflags" hwpoison_flags
+check "the $expected recorded pfns on an unchanged DIMM have KPF_HWPOISON" hwpoison_flags
+skipped_reported() {
+	offlined_entry | python3 -c '
+import json, sys
+e = json.load(sys.stdin)
+print(e.get("MESSAGE"))
+sys.exit(0 if e.get("MFR_SKIPPED_IDENTITY") == "1" and
+         e.get("MFR_SKIPPED_PFNS") == hex(int(sys.argv[1])) else 1)' "$swapped"
+}
+not_hwpoisoned() {
+	python3 -c '
+import struct, sys
+f = open("/proc/kpageflags", "rb"); f.seek(int(sys.argv[1]) * 8)
+sys.exit(1 if struct.unpack("<Q", f.read(8))[0] & (1 << 19) else 0)' "$swapped"
+}
+check "the pfn whose DIMM changed ($swapped) was skipped, and the journal says so" skipped_reported
+check "... it is not offlined (no KPF_HWPOISON)" not_hwpoisoned
+check "metric mfr_offline_skipped_identity 1" wait_until 30 grep -qx 'mfr_offline_skipped_identity 1' "$METRICS"
 check "/proc/meminfo HardwareCorrupted covers them" enough_corrupted
 check "the workload unit (After=mfrd.service) started after the offlining" \
 	wait_until 60 offlined_before_workload

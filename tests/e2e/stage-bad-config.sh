@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# A broken rule file and "systemctl reload mfrd": mfrd logs FILE:LINE
+# A broken rule file and "systemctl reload mfrd": the reload fails (its
+# ExecReload waits for mfrd's answer), mfrd logs FILE:LINE
 # (config-rejected), keeps running, and the module keeps the rules it had.
 
 rules_before=$(mfrctl -j rules list)
@@ -29,7 +30,7 @@ same_mfrd() {
 		[ "$(unit_prop mfrd NRestarts)" = "$restarts_before" ]
 }
 
-check "systemctl reload mfrd (broken rule file)" systemctl reload mfrd
+check "systemctl reload mfrd (broken rule file) exits non-zero" bash -c '! systemctl reload mfrd'
 check "journal: config-rejected naming $broken:4" wait_until 60 rejected_with_line
 check "mfrd still active, same process, no restart" same_mfrd
 check "the module keeps the previous rules (same ids, not pushed again)" same_rules

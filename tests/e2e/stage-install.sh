@@ -1,24 +1,28 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# DKMS: the project's source registered with "make dkms-install" and built
-# for the hooked kernel; the stock Debian kernel (no hooks) skipped cleanly,
-# by "dkms install" (exit 77, its skip status, with a message, nothing
-# built) and by the kernel packages' hook (exit 0).
+# The packages: mfr-dkms built mfr.ko for the hooked kernel in its postinst
+# (the image was made with "dpkg -i mfr-dkms mfrd"), modules-load.d loaded
+# it at boot, mfrd (enabled by its package) came up READY once the rules
+# were in; the stock Debian kernel (no hooks) is skipped cleanly, by
+# "dkms install" (exit 77, its skip status, nothing built) and by the
+# kernel packages' hook (exit 0).
 
 check "running the hooked kernel ($KVER_MFR), systemd as PID 1" \
 	bash -c "[[ $KVER_MFR == *-mfr ]] && [ \"\$(cat /proc/1/comm)\" = systemd ]"
 check "no failed units at boot" bash -c \
 	'systemctl --failed --no-legend --plain | tee /dev/stderr | { ! grep -q .; }'
-check "mfrd installed but not started (nothing loaded mfr yet)" \
-	bash -c '[ -x /usr/sbin/mfrd ] && ! systemctl is-active -q mfrd'
+check "mfr-dkms and mfrd are installed packages" \
+	bash -c "dpkg -s mfr-dkms mfrd | grep -c '^Status: install ok installed' | grep -qx 2"
 
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' /root/mfr/dkms.conf)
-check "make dkms-install registers mfr/$ver" \
-	bash -c "make -C /root/mfr dkms-install && dkms status mfr/$ver | grep -q added"
-check "make dkms-install again is a no-op that succeeds" make -C /root/mfr dkms-install
-check "dkms install mfr/$ver -k $KVER_MFR builds and installs" \
-	bash -c "dkms install mfr/$ver -k $KVER_MFR &&
-		test -f /lib/modules/$KVER_MFR/updates/dkms/mfr.ko &&
+check "the package's postinst built and installed mfr/$ver for $KVER_MFR" \
+	bash -c "dkms status mfr/$ver -k $KVER_MFR | grep -q installed &&
 		modinfo -k $KVER_MFR -F version mfr | grep -qx '$ver'"
+check "modules-load.d/mfr.conf loaded mfr at boot" bash -c \
+	"[ -e /usr/lib/modules-load.d/mfr.conf ] && [ -d /sys/module/mfr ] &&
+	 systemctl is-active -q systemd-modules-load"
+check "mfrd (enabled by its package) is active at boot" systemctl is-active -q mfrd
+check "the unit runs the packaged binary" bash -c \
+	"systemctl show -p ExecStart --value mfrd | grep -q 'path=/usr/sbin/mfrd'"
 
 stock=$(cd /lib/modules && ls -d *-amd64 | head -n 1)
 dkms install "mfr/$ver" -k "$stock" >"$SHARE/logs/dkms-stock.out" 2>&1

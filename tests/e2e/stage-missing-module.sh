@@ -5,7 +5,7 @@
 restarts_before=$(unit_prop mfrd NRestarts)
 waiting() { systemctl show -p StatusText --value mfrd | tee /dev/stderr | grep -qi waiting; }
 rules_back() {
-	mfrctl -j rules list | json "any(r['name-glob'] == 'guest-ram*' for r in d)"
+	mfrctl -j rules list | json "any(r['name_glob'] == 'guest-ram*' for r in d)"
 }
 still_up() { systemctl is-active -q mfrd && [ "$(unit_prop mfrd NRestarts)" = "$restarts_before" ]; }
 

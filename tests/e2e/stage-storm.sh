@@ -8,7 +8,7 @@ sync_dir=$(mktemp -d)
 restarts_before=$(unit_prop mfrd NRestarts)
 storm_start=$(date '+%Y-%m-%d %H:%M:%S')
 kept_now() {
-	mfrctl -j status | python3 -c 'import json,sys; print(json.load(sys.stdin)["raw-pages-kept"])'
+	mfrctl -j status | python3 -c 'import json,sys; print(json.load(sys.stdin)["raw_pages_kept"])'
 }
 kept_before=$(kept_now)
 pids=()

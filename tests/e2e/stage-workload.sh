@@ -20,7 +20,7 @@ print(next((p['pfn'] for p in json.load(sys.stdin) if p.get('inode') == $ino and
 
 wl_memfd_listed() {
 	mfrctl -j memfd list | json "any(m['name'] == 'guest-ram-wl' and m['pid'] == $wl and
-		m['policy'] == 'keep' and m.get('rule-id') for m in d)"
+		m['policy'] == 'keep' and m.get('rule_id') for m in d)"
 }
 wl_page_listed() {
 	[ "$pfn" != 0 ] && mfrctl -j poison list |

@@ -59,11 +59,24 @@ else
 	not_loaded stats
 	not_loaded rules list
 	not_loaded monitor --count 1
+	# a bare noun runs its default verb (list)
+	not_loaded rules
+	not_loaded memfd
+	not_loaded poison
+	not_loaded -r -n -o name,action rules
+	not_loaded -j -p status
+	not_loaded -t monitor --count 1
 fi
 
 usage "unknown command 'frobnicate'" frobnicate
 usage "unknown command 'rules frob'" rules frob
-usage "missing subcommand" rules
+usage "unknown command 'memfd frob'" memfd frob
+usage "unknown or repeated column 'frob'" -o id,frob rules list
+usage "unknown or repeated column 'ID'" -o id,ID rules list
+usage "apply to the tables of listings, not to status" -n status
+usage "not to JSON output of rules list" -j -o id rules
+usage "needs -j" -p rules
+usage "-t applies to monitor" -t rules
 usage "invalid rule id 'notanumber'" rules del notanumber
 usage "missing argument" rules del
 usage "unexpected argument '2'" rules del 1 2
@@ -82,8 +95,41 @@ usage "unknown option '--frob'" status --frob
 usage "needs a value" monitor --count
 
 run 0 --help && { grep -q '^Usage: mfrctl' "$tmp/out" || fail "mfrctl --help: no usage text"; }
+# Help per command: an area lists its commands only, a listing its columns.
+run 0 rules --help && {
+	grep -q '^  rules add' "$tmp/out" && ! grep -q '^  memfd' "$tmp/out" ||
+		fail "mfrctl rules --help: not the help of rules"
+}
+run 0 poison list --help && {
+	grep -q '^  head-pfn ' "$tmp/out" && ! grep -q '^  rules' "$tmp/out" ||
+		fail "mfrctl poison list --help: no column list"
+}
 version=$(sed -n 's/^#define MFR_VERSION "\(.*\)"/\1/p' "$root/module/version.h")
 run 0 -V && { [ "$(cat "$tmp/out")" = "mfrctl $version" ] || fail "mfrctl -V: $(cat "$tmp/out")"; }
+
+# bash completion: nouns, verbs, columns for -o, from mfrctl's own help.
+completion() { # WANT WORDS...: the completions of the last word
+	local want=$1
+	shift
+	checks=$((checks + 1))
+	got=$(PATH=$(dirname "$mfrctl"):$PATH bash -c '
+		source /usr/share/bash-completion/bash_completion
+		source "$0"
+		COMP_WORDS=("${@}"); COMP_CWORD=$(($# - 1))
+		COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+		_mfrctl; echo "${COMPREPLY[*]}"' "$root/daemon/mfrctl.bash-completion" "$@" 2>&1)
+	[ "$got" = "$want" ] || fail "completion of '$*': '$got', want '$want'"
+}
+if [ -r /usr/share/bash-completion/bash_completion ]; then
+	completion "rules" mfrctl ru
+	completion "list add del" mfrctl rules ""
+	completion "keep default" mfrctl memfd set 1 2 ""
+	completion "head-pfn" mfrctl poison list -o he
+	completion "id,name" mfrctl rules -o id,na
+else
+	checks=$((checks + 1))
+	fail "bash-completion is not installed (make deps)"
+fi
 
 checks=$((checks + 1))
 if ! groff -man -ww -z "$root/daemon/mfrctl.8" >"$tmp/err" 2>&1 || [ -s "$tmp/err" ]; then

@@ -13,7 +13,7 @@ export ASAN_OPTIONS=detect_leaks=1:exitcode=99
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 failed=0
-for t in config store metrics; do
+for t in config store metrics log dimm; do
 	echo "# test-$t"
 	if ! "$root/build/daemon/asan/test-$t"; then
 		echo "FAIL: test-$t"
@@ -49,8 +49,24 @@ expect() { # DESCRIPTION STATUS COMMAND...
 		failed=$((failed + 1))
 	fi
 }
+# --check also finds the cgroups the rules name, under $MFRD_CGROUP_ROOT.
+mkdir -p "$tmp/cgroup/machine.slice"
+export MFRD_CGROUP_ROOT=$tmp/cgroup
 expect "mfrd --check: the shipped examples are fine" 0 \
 	"$mfrd" --config "$root/daemon/examples/mfrd.conf" --rules-dir "$tmp/rules" --check
+rmdir "$tmp/cgroup/machine.slice"
+expect "mfrd --check: a cgroup-path that does not exist exits 1" 1 \
+	"$mfrd" --config "$root/daemon/examples/mfrd.conf" --rules-dir "$tmp/rules" --check
+if grep -q "^$tmp/rules/10-vms.conf:[0-9]*: cgroup-path: /machine.slice: no such cgroup v2" "$tmp/out"; then
+	echo "ok - mfrd --check names the rule with the missing cgroup"
+else
+	echo "FAIL: mfrd --check output for a missing cgroup"; cat "$tmp/out"; failed=$((failed + 1))
+fi
+mkdir "$tmp/cgroup/machine.slice"
+printf '[rule]\nname-glob = scratch-*\naction = default\nbudget = 4\n' >"$tmp/rules/15-budget.conf"
+expect "mfrd --check: a budget on a default rule exits 1" 1 \
+	"$mfrd" --config "$root/daemon/examples/mfrd.conf" --rules-dir "$tmp/rules" --check
+rm "$tmp/rules/15-budget.conf"
 printf '[rule]\nname-glob = x\n' >"$tmp/rules/20-bad.conf"
 expect "mfrd --check: a rule without action exits 1" 1 \
 	"$mfrd" --config "$root/daemon/examples/mfrd.conf" --rules-dir "$tmp/rules" --check

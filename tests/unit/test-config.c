@@ -317,6 +317,140 @@ static void test_rules_bad(void)
 	mfrd_errors_free(&e);
 }
 
+/* The keys of protection and bounded growth: defaults and values. */
+static void test_config_growth_keys(void)
+{
+	struct mfrd_config c = { 0 };
+	struct mfrd_errors e = { 0 };
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s", unit_path("growth.conf"));
+	unit_write(p, "# defaults\n", -1);
+	CHECK(mfrd_config_load(p, &c, &e) == 0, "an empty mfrd.conf loads");
+	CHECK(!c.ready_without_module && c.events_max_age_days == 90 &&
+	      c.events_max_rows == 100000 && c.log_rate_limit_burst == 50 &&
+	      c.log_rate_limit_interval == 60,
+	      "defaults: not ready without the module, 90 days, 100000 rows, 50 per 60 s");
+	mfrd_config_free(&c);
+	unit_write(p, "ready_without_module = yes\nevents_max_age_days = 0\n"
+		   "events_max_rows = 5\nlog_rate_limit_burst = 0\n"
+		   "log_rate_limit_interval = 1\n", -1);
+	CHECK(mfrd_config_load(p, &c, &e) == 0 && c.ready_without_module &&
+	      c.events_max_age_days == 0 && c.events_max_rows == 5 &&
+	      c.log_rate_limit_burst == 0 && c.log_rate_limit_interval == 1,
+	      "the values given are taken");
+	mfrd_config_free(&c);
+	static const char *const want[] = {
+		"%s/growth.conf:1: log_rate_limit_interval: 0 is out of range (1 to 86400)",
+		NULL,
+	};
+	unit_write(p, "log_rate_limit_interval = 0\n", -1);
+	CHECK(mfrd_config_load(p, &c, &e) == -1, "interval 0 fails");
+	check_errors(&e, want, "rate limit interval 0");
+	mfrd_errors_free(&e);
+}
+
+/* What the module would refuse, refused before it is asked. */
+static void test_rules_module_limits(void)
+{
+	struct mfrd_rules r = { 0 };
+	struct mfrd_errors e = { 0 };
+	char p[4096], *text = NULL, want_max[512];
+	size_t size = 0;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s", unit_path("limits.conf"));
+	static const char *const want_budget[] = {
+		"%s/limits.conf:5: budget: only for action keep",
+		NULL,
+	};
+	unit_write(p, "[rule]\nname-glob = scratch-*\naction = default\n"
+		   "\nbudget = 4\n", -1);
+	CHECK(mfrd_rules_load_file(p, &r, &e) == -1,
+	      "a budget on a default rule fails");
+	check_errors(&e, want_budget, "budget on default");
+	mfrd_errors_free(&e);
+
+	/* MFR_RULES_MAX rules load, one more does not. */
+	f = open_memstream(&text, &size);
+	CHECK(f != NULL, "memstream");
+	for (int i = 0; i < MFR_RULES_MAX; i++)
+		fprintf(f, "[rule]\nname-glob = vm-%d\naction = keep\n", i);
+	fclose(f);
+	unit_write(p, text, -1);
+	CHECK(mfrd_rules_load_file(p, &r, &e) == 0 && r.n == MFR_RULES_MAX,
+	      "%d rules load", MFR_RULES_MAX);
+	mfrd_rules_free(&r);
+	free(text);
+	text = NULL;
+	f = open_memstream(&text, &size);
+	for (int i = 0; i <= MFR_RULES_MAX; i++)
+		fprintf(f, "[rule]\nname-glob = vm-%d\naction = keep\n", i);
+	fclose(f);
+	unit_write(p, text, -1);
+	free(text);
+	snprintf(want_max, sizeof(want_max),
+		 "%%s/limits.conf:%d: rule %d of %d: mfr.ko holds at most %d rules",
+		 3 * MFR_RULES_MAX + 1, MFR_RULES_MAX + 1, MFR_RULES_MAX + 1,
+		 MFR_RULES_MAX);
+	const char *const want_too_many[] = { want_max, NULL };
+	CHECK(mfrd_rules_load_file(p, &r, &e) == -1,
+	      "%d rules fail", MFR_RULES_MAX + 1);
+	check_errors(&e, want_too_many, "too many rules");
+	mfrd_errors_free(&e);
+
+	/* cgroup-path must exist under the cgroup v2 root. */
+	static const char *const want_cgroup[] = {
+		"%s/limits.conf:4: cgroup-path: /no.slice: no such cgroup v2 (%s/cg/no.slice: No such file or directory)",
+		"%s/limits.conf:7: cgroup-path: /file: not a cgroup (%s/cg/file is not a directory)",
+		NULL,
+	};
+	CHECK(mkdir(unit_path("cg"), 0755) == 0 &&
+	      mkdir(unit_path("cg/machine.slice"), 0755) == 0,
+	      "make a cgroup tree");
+	unit_write(unit_path("cg/file"), "", -1);
+	unit_write(p, "[rule]\ncgroup-path = /machine.slice\naction = keep\n"
+		   "[rule]\ncgroup-path = /no.slice\naction = keep\n"
+		   "[rule]\ncgroup-path = /file\naction = keep\n", -1);
+	CHECK(mfrd_rules_load_file(p, &r, &e) == 0, "cgroup rules parse");
+	char root[4096];
+	snprintf(root, sizeof(root), "%s", unit_path("cg"));
+	CHECK(mfrd_rules_check_host(&r, root, &e) == -1,
+	      "missing cgroups fail the host check");
+	CHECK(e.n == 2, "two cgroup errors");
+	for (size_t i = 0; i < 2 && i < e.n; i++) {
+		char buf[8192];
+
+		snprintf(buf, sizeof(buf), want_cgroup[i], unit_dir, unit_dir);
+		CHECK_STR(e.msgs[i], buf, "cgroup error");
+	}
+	mfrd_errors_free(&e);
+	mfrd_rules_free(&r);
+
+	/* cgroup-id: the inode number of a directory under the root. */
+	struct stat st;
+	char ids[256];
+
+	CHECK(stat(unit_path("cg/machine.slice"), &st) == 0, "stat the cgroup");
+	snprintf(ids, sizeof(ids),
+		 "[rule]\ncgroup-id = %llu\naction = keep\n[rule]\ncgroup-id = 1\naction = keep\n",
+		 (unsigned long long)st.st_ino);
+	unit_write(p, ids, -1);
+	CHECK(mfrd_rules_load_file(p, &r, &e) == 0, "cgroup-id rules parse");
+	CHECK(mfrd_rules_check_host(&r, root, &e) == -1 && e.n == 1,
+	      "an unknown cgroup-id fails the host check, the known one does not");
+	if (e.n == 1) {
+		char buf[8192];
+
+		snprintf(buf, sizeof(buf),
+			 "%s/limits.conf:4: cgroup-id: 1: no such cgroup v2 under %s/cg",
+			 unit_dir, unit_dir);
+		CHECK_STR(e.msgs[0], buf, "cgroup-id error");
+	}
+	mfrd_errors_free(&e);
+	mfrd_rules_free(&r);
+}
+
 int main(void)
 {
 	unit_init();
@@ -324,5 +458,7 @@ int main(void)
 	test_config_bad();
 	test_rules_good();
 	test_rules_bad();
+	test_rules_module_limits();
+	test_config_growth_keys();
 	return check_exit_status();
 }

@@ -12,6 +12,59 @@
 #include "mfrd-metrics.h"
 #include "unit.h"
 
+#define DAEMON_TEXT(version, protected, waiting, pushed, reload_ok,	\
+		    reloads_failed, events, store_errors, recovered, in_memory, \
+		    written)							\
+	"# HELP mfrd_build_info Version of mfrd, as a label.\n"		\
+	"# TYPE mfrd_build_info gauge\n"					\
+	"mfrd_build_info{version=\"" version "\"} 1\n"			\
+	"# HELP mfrd_protected Whether the configured rules are in the module (1) or not (0).\n" \
+	"# TYPE mfrd_protected gauge\n"					\
+	"mfrd_protected " protected "\n"					\
+	"# HELP mfrd_waiting_for_module Whether mfrd waits for the mfr module to be loaded.\n" \
+	"# TYPE mfrd_waiting_for_module gauge\n"				\
+	"mfrd_waiting_for_module " waiting "\n"				\
+	"# HELP mfrd_rules_pushed_timestamp_seconds When the rules were last pushed to the module (0: never).\n" \
+	"# TYPE mfrd_rules_pushed_timestamp_seconds gauge\n"		\
+	"mfrd_rules_pushed_timestamp_seconds " pushed "\n"			\
+	"# HELP mfrd_last_reload_success_timestamp_seconds When the configuration was last loaded successfully (start or reload).\n" \
+	"# TYPE mfrd_last_reload_success_timestamp_seconds gauge\n"	\
+	"mfrd_last_reload_success_timestamp_seconds " reload_ok "\n"	\
+	"# HELP mfrd_reloads_failed_total Reloads refused since mfrd started (configuration errors or rules refused by the module).\n" \
+	"# TYPE mfrd_reloads_failed_total counter\n"			\
+	"mfrd_reloads_failed_total " reloads_failed "\n"			\
+	events								\
+	"# HELP mfrd_store_errors_total Failed reads and writes of mfrd's store since mfrd started.\n" \
+	"# TYPE mfrd_store_errors_total counter\n"				\
+	"mfrd_store_errors_total " store_errors "\n"			\
+	"# HELP mfrd_store_recovered Whether mfrd moved a damaged or unwritable store aside at start.\n" \
+	"# TYPE mfrd_store_recovered gauge\n"				\
+	"mfrd_store_recovered " recovered "\n"				\
+	"# HELP mfrd_store_in_memory Whether mfrd keeps its records in memory only (no usable store file).\n" \
+	"# TYPE mfrd_store_in_memory gauge\n"				\
+	"mfrd_store_in_memory " in_memory "\n"				\
+	"# HELP mfrd_metrics_write_timestamp_seconds When mfrd wrote this file: a stale value means mfrd is not running.\n" \
+	"# TYPE mfrd_metrics_write_timestamp_seconds gauge\n"		\
+	"mfrd_metrics_write_timestamp_seconds " written "\n"
+
+#define EVENTS_TEXT(lost, redumps, suppressed, pruned)			\
+	"# HELP mfrd_events_lost_total Times mfrd lost module events (receive buffer overrun, generation gap).\n" \
+	"# TYPE mfrd_events_lost_total counter\n"				\
+	"mfrd_events_lost_total " lost "\n"					\
+	"# HELP mfrd_redumps_total Reconciling dumps of the module's state (start, module loaded, events lost).\n" \
+	"# TYPE mfrd_redumps_total counter\n"				\
+	"mfrd_redumps_total " redumps "\n"					\
+	"# HELP mfrd_journal_suppressed_total Journal entries not logged by the per-kind rate limit (the store has them).\n" \
+	"# TYPE mfrd_journal_suppressed_total counter\n"			\
+	"mfrd_journal_suppressed_total " suppressed "\n"			\
+	"# HELP mfrd_events_pruned_total Rows of the events log deleted by its retention (page records never are).\n" \
+	"# TYPE mfrd_events_pruned_total counter\n"			\
+	"mfrd_events_pruned_total " pruned "\n"
+#define ROWS_TEXT(rows)							\
+	"# HELP mfrd_events_rows Rows in the events log of the store.\n"	\
+	"# TYPE mfrd_events_rows gauge\n"					\
+	"mfrd_events_rows " rows "\n"
+
 static const char loaded_text[] =
 	"# HELP mfr_module_loaded Whether the mfr module is loaded (its family answers).\n"
 	"# TYPE mfr_module_loaded gauge\n"
@@ -60,21 +113,24 @@ static const char loaded_text[] =
 	"mfr_poisoned_pages{state=\"fallback\"} 4\n"
 	"# HELP mfr_poisoned_pfns_earlier_boots Distinct poisoned pfns recorded in earlier boots.\n"
 	"# TYPE mfr_poisoned_pfns_earlier_boots gauge\n"
-	"mfr_poisoned_pfns_earlier_boots 17\n";
+	"mfr_poisoned_pfns_earlier_boots 17\n"
+	"# HELP mfr_offline_skipped_identity Pfns of earlier boots not offlined in this boot: their DIMM changed.\n"
+	"# TYPE mfr_offline_skipped_identity gauge\n"
+	"mfr_offline_skipped_identity 2\n"
+	DAEMON_TEXT("0.1.0", "1", "0", "1700000000.500", "1700000001.250",
+		    "2", EVENTS_TEXT("4", "5", "6", "7") ROWS_TEXT("8"),
+		    "3", "1", "0", "1700000002.125");
 
+/*
+ * Without the module, and with a store that could not be read: the page
+ * counts are left out, not written as zeros.
+ */
 static const char unloaded_text[] =
 	"# HELP mfr_module_loaded Whether the mfr module is loaded (its family answers).\n"
 	"# TYPE mfr_module_loaded gauge\n"
 	"mfr_module_loaded 0\n"
-	"# HELP mfr_poisoned_pages Poisoned 4 KiB pages recorded in this boot, by state.\n"
-	"# TYPE mfr_poisoned_pages gauge\n"
-	"mfr_poisoned_pages{state=\"kept\"} 0\n"
-	"mfr_poisoned_pages{state=\"pending\"} 0\n"
-	"mfr_poisoned_pages{state=\"offlined\"} 0\n"
-	"mfr_poisoned_pages{state=\"fallback\"} 0\n"
-	"# HELP mfr_poisoned_pfns_earlier_boots Distinct poisoned pfns recorded in earlier boots.\n"
-	"# TYPE mfr_poisoned_pfns_earlier_boots gauge\n"
-	"mfr_poisoned_pfns_earlier_boots 0\n";
+	DAEMON_TEXT("", "0", "0", "0.000", "0.000", "0",
+		    EVENTS_TEXT("0", "0", "0", "0"), "0", "0", "0", "0.000");
 
 static ino_t inode_of(const char *path)
 {
@@ -102,7 +158,23 @@ int main(void)
 	m.status[MFR_A_STATUS_GENERATION] = UINT64_MAX;
 	for (int s = 0; s < MFRD_PAGE_STATES; s++)
 		m.pages[s] = (uint64_t)s + 1;
+	m.has_pages = m.has_earlier_boot_pfns = true;
 	m.earlier_boot_pfns = 17;
+	m.offline_skipped = 2;
+	m.daemon_version = "0.1.0";
+	m.protected = true;
+	m.rules_pushed_time = 1700000000.5;
+	m.reload_ok_time = 1700000001.25;
+	m.reloads_failed = 2;
+	m.events_lost = 4;
+	m.redumps = 5;
+	m.journal_suppressed = 6;
+	m.events_pruned = 7;
+	m.has_events_rows = true;
+	m.events_rows = 8;
+	m.store_errors = 3;
+	m.store_recovered = true;
+	m.write_time = 1700000002.125;
 
 	/* An old file and a stale PATH.tmp from a crash are both replaced. */
 	unit_write(path, "old\n", -1);

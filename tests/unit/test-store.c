@@ -8,6 +8,7 @@
  * the database would see them.
  */
 #include <sqlite3.h>
+#include <unistd.h>
 #include <linux/mfr.h>
 
 #include "mfrd-store.h"
@@ -86,7 +87,7 @@ static void test_new_db(const char *path)
 		exit(1);
 	}
 	CHECK_STR(q("PRAGMA journal_mode"), "wal", "journal_mode");
-	CHECK_STR(q("PRAGMA user_version"), "1", "user_version");
+	CHECK_STR(q("PRAGMA user_version"), "2", "user_version");
 
 	CHECK(mfrd_store_has_page(s, page1.pfn) == 0, "pfn not known yet");
 	CHECK(mfrd_store_put_page(s, &page1, 1000) == 0, "put a page");
@@ -242,6 +243,36 @@ static void test_migrations(void)
 	      "the migrated schema takes a page");
 	mfrd_store_close(s);
 
+	/* Version 1 (before memory identity) keeps its rows, gains columns. */
+	path = unit_path("v1.db");
+	if (sqlite3_open(path, &db) ||
+	    sqlite3_exec(db,
+			 "CREATE TABLE poisoned_pages (boot_id TEXT NOT NULL,"
+			 " pfn INTEGER NOT NULL, head_pfn INTEGER, folio_size INTEGER,"
+			 " inode INTEGER, memfd_name TEXT, pid INTEGER, comm TEXT,"
+			 " cgroup_id INTEGER, cgroup_path TEXT, \"offset\" INTEGER,"
+			 " state TEXT NOT NULL, times_consumed INTEGER NOT NULL DEFAULT 0,"
+			 " first_seen_usec INTEGER NOT NULL, last_update_usec INTEGER NOT NULL,"
+			 " PRIMARY KEY (boot_id, pfn)) WITHOUT ROWID;"
+			 "CREATE TABLE events (id INTEGER PRIMARY KEY, time_usec INTEGER NOT NULL,"
+			 " boot_id TEXT NOT NULL, kind TEXT NOT NULL, pfn INTEGER,"
+			 " head_pfn INTEGER, inode INTEGER, generation INTEGER, detail TEXT);"
+			 "INSERT INTO poisoned_pages (boot_id, pfn, state, first_seen_usec,"
+			 " last_update_usec) VALUES ('" BOOT_B "', 77, 'offlined', 1, 1);"
+			 "PRAGMA user_version = 1", NULL, NULL, NULL)) {
+		printf("not ok - cannot make v1.db: %s\n", sqlite3_errmsg(db));
+		exit(1);
+	}
+	sqlite3_close(db);
+	s = open_ok(path, BOOT_A);
+	CHECK(mfrd_store_schema_version(s) == 2, "version 1 migrated to 2");
+	struct mfrd_earlier *e = NULL;
+	size_t n = 0;
+	CHECK(mfrd_store_earlier(s, &e, &n) == 0 && n == 1 && e[0].pfn == 77 &&
+	      !e[0].dimm_id, "its record is there, without a DIMM identity");
+	mfrd_store_earlier_free(e, n);
+	mfrd_store_close(s);
+
 	/* A database from a newer mfrd is left alone. */
 	path = unit_path("newer.db");
 	if (sqlite3_open(path, &db) ||
@@ -252,7 +283,7 @@ static void test_migrations(void)
 	sqlite3_close(db);
 	CHECK(mfrd_store_open(path, BOOT_A, &s, &err) == -1,
 	      "a newer schema is refused");
-	CHECK_STR(err, "database schema version 99 is newer than this mfrd's (1)",
+	CHECK_STR(err, "database schema version 99 is newer than this mfrd's (2)",
 		  "its error");
 	free(err);
 
@@ -275,6 +306,112 @@ static void test_migrations(void)
 	free(err);
 }
 
+/*
+ * Retention of the events log: by age, then by count, newest kept; the
+ * page records are never touched.  A corrupt file fails to open.
+ */
+static void test_events_retention(void)
+{
+	char path[4096];
+	struct mfrd_store *s;
+	char *err = NULL;
+	int64_t pages_before;
+
+	snprintf(path, sizeof(path), "%s", unit_path("retention.db"));
+	CHECK(mfrd_store_open(path, BOOT_A, &s, &err) == 0, "open %s", path);
+	free(err);
+	struct mfrd_page p = { .pfn = 0x777 };
+	CHECK(mfrd_store_put_page(s, &p, 1) == 0, "a page record");
+	for (int i = 0; i < 1000; i++) {
+		struct mfrd_event ev = {
+			.time_usec = 1000000LL * i,	/* second i */
+			.kind = "page-poisoned",
+		};
+		if (mfrd_store_log_event(s, &ev))
+			break;
+	}
+	CHECK(mfrd_store_count_events(s) == 1000, "1000 events");
+	pages_before = 1;
+	CHECK(mfrd_store_prune_events(s, 0, 0) == 0, "no limits: nothing pruned");
+	CHECK(mfrd_store_prune_events(s, 100 * 1000000LL, 0) == 100,
+	      "events before second 100 pruned (100)");
+	CHECK(mfrd_store_prune_events(s, 0, 250) == 650,
+	      "then all but the newest 250 (650)");
+	CHECK(mfrd_store_count_events(s) == 250, "250 events left");
+	CHECK(mfrd_store_prune_events(s, 0, 250) == 0, "pruning again: nothing");
+	mfrd_store_close(s);
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	CHECK(sqlite3_open(path, &db) == SQLITE_OK, "reopen with sqlite3");
+	CHECK(sqlite3_prepare_v2(db, "SELECT min(time_usec), (SELECT count(*) FROM poisoned_pages)"
+				 " FROM events", -1, &st, NULL) == SQLITE_OK &&
+	      sqlite3_step(st) == SQLITE_ROW &&
+	      sqlite3_column_int64(st, 0) == 750 * 1000000LL &&
+	      sqlite3_column_int64(st, 1) == pages_before,
+	      "the newest 250 events kept (from second 750), the page record too");
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+
+	/* A truncated database does not open: mfrd moves it aside. */
+	CHECK(truncate(path, 1000) == 0, "truncate the file");
+	s = NULL;
+	CHECK(mfrd_store_open(path, BOOT_A, &s, &err) == -1 && err,
+	      "a truncated store fails to open (%s)", err ? err : "");
+	free(err);
+}
+
+static void fake_identify(uint64_t pfn, uint64_t *phys, const char **dimm,
+			  const char **dimm_id, void *arg)
+{
+	(void)arg;
+	if (pfn == 0x100) {	/* the host knows this one's DIMM */
+		*dimm = "BANK 0/DIMM_A1";
+		*dimm_id = "locator=BANK 0/DIMM_A1 serial=SN-A1";
+	}
+	(void)phys;
+}
+
+/* Memory identity: set once per page, read back by the next boot. */
+static void test_identity(void)
+{
+	struct mfrd_earlier *e = NULL;
+	struct mfrd_store *s;
+	char path[4096], *err = NULL;
+	size_t n = 0;
+
+	snprintf(path, sizeof(path), "%s", unit_path("identity.db"));
+	CHECK(mfrd_store_open(path, BOOT_A, &s, &err) == 0, "open");
+	for (uint64_t pfn = 0x100; pfn <= 0x101; pfn++) {
+		struct mfrd_page p = { .pfn = pfn };
+
+		CHECK(mfrd_store_put_page(s, &p, 5) == 0, "page 0x%llx",
+		      (unsigned long long)pfn);
+	}
+	CHECK(mfrd_store_identify_pages(s, fake_identify, NULL) == 2,
+	      "two pages get their identity");
+	CHECK(mfrd_store_identify_pages(s, fake_identify, NULL) == 0,
+	      "... once: nothing left to identify");
+	mfrd_store_close(s);
+	CHECK(mfrd_store_open(path, BOOT_B, &s, &err) == 0, "open in the next boot");
+	CHECK(mfrd_store_earlier(s, &e, &n) == 0 && n == 2, "two earlier pfns");
+	CHECK(n == 2 && e[0].pfn == 0x100 && e[0].dimm && !strcmp(e[0].dimm, "BANK 0/DIMM_A1") &&
+	      e[0].dimm_id && !strcmp(e[0].dimm_id, "locator=BANK 0/DIMM_A1 serial=SN-A1"),
+	      "the first with its DIMM and identity");
+	CHECK(n == 2 && e[1].pfn == 0x101 && !e[1].dimm && !e[1].dimm_id,
+	      "the second without (the host did not tell)");
+	mfrd_store_earlier_free(e, n);
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	CHECK(sqlite3_open(path, &db) == SQLITE_OK &&
+	      sqlite3_prepare_v2(db, "SELECT group_concat(phys_addr) FROM poisoned_pages",
+				 -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+	      !strcmp((const char *)sqlite3_column_text(st, 0), "1048576,1052672"),
+	      "physical addresses are pfn << 12");
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	mfrd_store_close(s);
+}
+
 int main(void)
 {
 	char path[4096];
@@ -285,5 +422,7 @@ int main(void)
 	test_reopen(path);
 	sqlite3_close(reader);
 	test_migrations();
+	test_events_retention();
+	test_identity();
 	return check_exit_status();
 }

@@ -27,7 +27,7 @@ if sys.argv[1] in ('nobody', 'netns'):
             ('rule-add', 2, u32(6, 1), 0), ('rule-del', 3, u32(1, 1), 0),
             ('rule-get', 4, b'', NLM_F_DUMP), ('memfd-get', 5, b'', NLM_F_DUMP),
             ('memfd-set', 6, u32(3, 1) + u32(14, 0) + u32(9, 1), 0),
-            ('poison-get', 7, b'', NLM_F_DUMP)):
+            ('poison-get', 7, b'', NLM_F_DUMP), ('rule-replace', 15, b'', 0)):
         e, msg, _, _ = raw.request(cmd, payload, NLM_F_REQUEST | NLM_F_ACK | flags)
         check(e == EPERM, f'{name}: EPERM (got {errname(e)})')
     if sys.argv[1] == 'nobody':

@@ -16,7 +16,7 @@ chmod 755 "$tree"
 check "modinfo: no genetlink family alias in mfr.ko" \
 	bash -c "! modinfo -F alias '$ko' | grep -q 'family-mfr'"
 check "the repository ships modules-load.d/mfr.conf naming mfr" \
-	grep -qx mfr "$MFR_ROOT/systemd/modules-load.d/mfr.conf"
+	grep -qx mfr "$MFR_ROOT/modules-load.d/mfr.conf"
 
 mkdir -p "$tree/lib/modules/$rel/extra"
 cp "$ko" "$tree/lib/modules/$rel/extra/"

@@ -14,7 +14,7 @@ json() { "$PYTHON" -c 'import json, sys; d = json.load(sys.stdin); sys.exit(0 if
 wait_file() { for _ in $(seq 1000); do [ -e "$1" ] && return 0; sleep 0.02; done; return 1; }
 
 check "status -j: versions and counters" \
-	json 'd["hooks-api-version"] == 5 and "generation" in d and "memfds-kept" in d' \
+	json 'd["hooks_api_version"] == 5 and "generation" in d and "memfds_kept" in d' \
 	< <("$ctl" -j status)
 check "stats prints one line per counter" bash -c "'$ctl' stats | grep -q '^raw-pages-kept '"
 check "status on a terminal-less stdout is human text" bash -c "'$ctl' status | grep -qi version"
@@ -23,7 +23,7 @@ id=$("$ctl" -j rules add --name 'guest-ram*' --action keep --budget 3 |
 	"$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 check "rules add prints the new id ($id)" [ -n "$id" ]
 check "rules list -j shows the rule" \
-	json "any(r['id'] == $id and r['name-glob'] == 'guest-ram*' and r['action'] == 'keep' and r['budget'] == 3 for r in d)" \
+	json "any(r['id'] == $id and r['name_glob'] == 'guest-ram*' and r['action'] == 'keep' and r['budget'] == 3 for r in d)" \
 	< <("$ctl" -j rules list)
 
 # A workload opted in by the rule, one error, kept alive while we look.
@@ -31,17 +31,17 @@ check "rules list -j shows the rule" \
 wait_file "$sync/a"
 read -r pid fd ino <"$sync/a"
 check "memfd list -j: opted in by rule $id, owned by the workload" \
-	json "any(m['inode'] == $ino and m['name'] == 'guest-ram-ctl' and m['rule-id'] == $id and m['pid'] == $pid and m['raw-pages-poisoned'] == 1 for m in d)" \
+	json "any(m['inode'] == $ino and m['name'] == 'guest-ram-ctl' and m['rule_id'] == $id and m['pid'] == $pid and m['raw_pages_poisoned'] == 1 for m in d)" \
 	< <("$ctl" -j memfd list)
 check "poison list -j: the kept page at offset 20480" \
-	json "any(p['inode'] == $ino and p['offset'] == 20480 and p['state'] == 'kept' and p['times-consumed'] == 1 for p in d)" \
+	json "any(p['inode'] == $ino and p['offset'] == 20480 and p['state'] == 'kept' and p['times_consumed'] == 1 for p in d)" \
 	< <("$ctl" -j poison list)
 check "memfd list (human) names the memfd" bash -c "'$ctl' memfd list | grep -q guest-ram-ctl"
 check "memfd set default on a poisoned memfd fails (exit 1) with the reason" \
 	bash -c "'$ctl' memfd set $pid $fd default 2>&1 >/dev/null | grep -q poisoned; [ \${PIPESTATUS[0]} = 1 ]"
 
 # monitor -j sees the release of that memfd.
-"$ctl" -j monitor --count 3 >"$sync/events" &
+"$ctl" -j -t monitor --count 3 >"$sync/events" &
 mon=$!
 sleep 1
 touch "$sync/b"
@@ -54,12 +54,18 @@ evs = [json.loads(l) for l in open(sys.argv[1])]
 print(evs)
 kinds = [e["event"] for e in evs if e.get("inode") == int(sys.argv[2])]
 sys.exit(0 if kinds == ["folio-pending", "folio-offlined", "memfd-evicted"] else 1)' "$sync/events" "$ino"
+check "monitor -j -t: snake_case keys in every event" \
+	jq -se '[.[] | paths | .[] | strings] | length > 0 and all(test("^[a-z0-9_]+$"))' "$sync/events"
+check "monitor -j -t: every event has an ISO 8601 UTC time first" \
+	jq -se 'length == 3 and all(.[]; (keys_unsorted[0] == "time") and
+		(.time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6}Z$")))' "$sync/events"
 
 # memfd set on a live memfd no rule matches.
 "$script" scratch-ctl 1 "ready:$sync/c" "wait:$sync/d" close >/dev/null &
 wait_file "$sync/c"
 read -r pid fd ino <"$sync/c"
-check "memfd set PID FD keep --budget 2" "$ctl" memfd set "$pid" "$fd" keep --budget 2
+check "memfd set PID FD keep --budget 2 (-j: snake_case keys)" bash -c \
+	"'$ctl' -j memfd set $pid $fd keep --budget 2 | jq -e '.budget == 2 and ([paths | .[] | strings] | all(test(\"^[a-z0-9_]+\$\")))' >/dev/null"
 check "the memfd is listed with budget 2" \
 	json "any(m['inode'] == $ino and m['budget'] == 2 for m in d)" < <("$ctl" -j memfd list)
 check "memfd set PID FD default" "$ctl" memfd set "$pid" "$fd" default
@@ -72,18 +78,50 @@ cg=/sys/fs/cgroup
 mkdir -p $cg/mfr-ctl
 cgid=$("$ctl" -j rules add --cgroup /mfr-ctl --action keep --budget 1 |
 	"$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["id"])')
-sh -c "echo \$\$ > $cg/mfr-ctl/cgroup.procs && exec '$script' vm-ctl 1 poison:0 poison:1 \
+# A blank in the name: tables must keep their columns (-r escapes it).
+sh -c "echo \$\$ > $cg/mfr-ctl/cgroup.procs && exec '$script' 'vm ctl' 1 poison:0 poison:1 \
 	'ready:$sync/e' 'wait:$sync/f' close" >"$sync/out2" &
 wait_file "$sync/e"
 read -r pid fd ino <"$sync/e"
 check "memfd list -j: opted in by the cgroup rule, over budget after 2 errors" \
-	json "any(m['inode'] == $ino and m['rule-id'] == $cgid and m['cgroup-path'] == '/mfr-ctl' and m['state'] == 'over-budget' for m in d)" \
+	json "any(m['inode'] == $ino and m['rule_id'] == $cgid and m['cgroup_path'] == '/mfr-ctl' and m['state'] == 'over-budget' for m in d)" \
 	< <("$ctl" -j memfd list)
 # Both pages are recorded: the kept one fell back, the one past the budget
 # was never kept; both are isolated when the hugepage is released.
 check "poison list -j: both pages in fallback" \
 	json "[p['state'] for p in d if p['inode'] == $ino] == ['fallback', 'fallback']" < <("$ctl" -j poison list)
-check "stats: a budget fallback" json 'd["budget-fallbacks"] >= 1' < <("$ctl" -j stats)
+check "stats: a budget fallback" json 'd["budget_fallbacks"] >= 1' < <("$ctl" -j stats)
+
+# Output conventions, with a rule, a kept memfd and poisoned pages about.
+# Every key of every -j document is snake_case (jq paths), enums are
+# strings, -p indents, and the tables take -o, -n, -r.
+snake_everywhere() { # MFRCTL ARGS...: all keys of the output match ^[a-z0-9_]+$
+	"$ctl" "$@" >"$sync/j" || return 1
+	jq -se '[.[] | paths | .[] | strings] | length > 0 and all(test("^[a-z0-9_]+$"))' "$sync/j" >/dev/null ||
+		{ echo "# keys of mfrctl $*: $(jq -sc '[.[] | paths | .[] | strings] | unique' "$sync/j")"; return 1; }
+}
+for args in "-j status" "-j stats" "-j rules list" "-j memfd list" "-j poison list" \
+	"-j -p status" "-j rules"; do
+	# shellcheck disable=SC2086
+	check "mfrctl $args: snake_case keys only" snake_everywhere $args
+done
+check "mfrctl -j rules add/del: snake_case keys" bash -c "
+	id=\$('$ctl' -j rules add --name 'snake-*' --action default | tee '$sync/add' | jq -r .id) &&
+	'$ctl' -j rules del \$id >'$sync/del' &&
+	jq -se '[.[] | paths | .[] | strings] | all(test(\"^[a-z0-9_]+\$\"))' '$sync/add' '$sync/del' >/dev/null"
+check "enum values are strings (state, policy, action)" \
+	bash -c "'$ctl' -j memfd list | jq -e 'all(.[]; (.state | type) == \"string\" and (.policy | type) == \"string\")' &&
+		'$ctl' -j poison list | jq -e 'all(.[]; (.state | type) == \"string\")' &&
+		'$ctl' -j rules list | jq -e 'all(.[]; (.action | type) == \"string\")'" >/dev/null
+check "-p: indented JSON that parses the same" \
+	bash -c "[ \$('$ctl' -j -p status | wc -l) -gt 3 ] && '$ctl' -j -p rules | jq -e 'length >= 1' >/dev/null"
+check "-r -n -o name,state: the blank in 'vm ctl' escaped, columns kept" \
+	bash -c "'$ctl' -r -n -o name,state memfd list | grep -qx 'vm\\\\x20ctl over-budget'"
+check "-o inode,name: two columns with headings, in that order" \
+	bash -c "'$ctl' -o inode,name memfd | head -1 | grep -qE '^ *INODE +NAME *\$'"
+check "-n: no heading line" bash -c "! '$ctl' -n memfd list | grep -q INODE"
+check "a bare noun lists: mfrctl poison = mfrctl poison list" \
+	bash -c "diff <('$ctl' poison) <('$ctl' poison list)"
 touch "$sync/f"
 wait
 check "the workload saw 4 KiB, then hugepage-sized SIGBUS" \

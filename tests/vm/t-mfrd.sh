@@ -48,6 +48,8 @@ while True:
 PY
 listener=$!
 export NOTIFY_SOCKET=$T/notify.sock
+# Where mfrd leaves the outcome of a reload for "mfrd --reload".
+export RUNTIME_DIRECTORY=$T/run
 mfrd_pid=
 
 # Whatever happens, no daemon or rule of ours outlives the test.
@@ -85,7 +87,7 @@ logged() { grep -qE "$1" "$log"; }
 notified() { grep -qE "$1" "$T/notify"; }
 # json EXPR: a Python expression on the JSON document d from stdin.
 json() { "$PYTHON" -c 'import json, sys; d = json.load(sys.stdin); sys.exit(0 if eval(sys.argv[1]) else 1)' "$1"; }
-rules_are_ours() { "$ctl" -j rules list | json 'len(d) == 1 and d[0]["name-glob"] == "guest-ram*" and d[0]["action"] == "keep"'; }
+rules_are_ours() { "$ctl" -j rules list | json 'len(d) == 1 and d[0]["name_glob"] == "guest-ram*" and d[0]["action"] == "keep"'; }
 # only_rule ID: the module has our rule, under that id, and no other.
 only_rule() { rules_are_ours && "$ctl" -j rules list | json "d[0]['id'] == $1"; }
 alive_with_rule() { kill -0 "$mfrd_pid" && only_rule "$1"; }
@@ -139,7 +141,7 @@ workload=$!
 wait_file "$T/a"
 read -r pid _ ino <"$T/a"
 check "memfd guest-ram-1 opted in by the rule" \
-	json "any(m['inode'] == $ino and m['name'] == 'guest-ram-1' and 'rule-id' in m for m in d)" \
+	json "any(m['inode'] == $ino and m['name'] == 'guest-ram-1' and 'rule_id' in m for m in d)" \
 	< <("$ctl" -j memfd list)
 page_rows() { sql "SELECT printf('0x%x', \"offset\"), memfd_name, pid, comm, state, times_consumed FROM poisoned_pages WHERE inode = $ino ORDER BY \"offset\""; }
 want_rows() { diff <(page_rows) <(printf '0x3000|guest-ram-1|%s|memfd_script|%s|1\n0x7000|guest-ram-1|%s|memfd_script|%s|1\n' "$pid" "$1" "$pid" "$1") >/dev/null; }
@@ -168,7 +170,10 @@ section reloads
 # module refuses, all or nothing; the previous rules stay
 id_before=$("$ctl" -j rules list | "$PYTHON" -c 'import json, sys; print(json.load(sys.stdin)[0]["id"])')
 printf '[rule]\nname-glob = other*\nbudget = lots\n' >"$T/rules/20-bad.conf"
-kill -HUP "$mfrd_pid"
+rc=0
+"$mfrd" --reload "$mfrd_pid" 2>"$T/reload.err" || rc=$?
+check "mfrd --reload, broken file: exit 1 with FILE:LINE (got $rc: $(head -1 "$T/reload.err"))" \
+	bash -c "[ $rc = 1 ] && grep -q '^$T/rules/20-bad.conf:3: budget' '$T/reload.err'"
 check "reload, broken file: FILE:LINE error logged as config-rejected" \
 	wait_until 20 logged "mfrd: $T/rules/20-bad.conf:3: budget: \"lots\" is not a decimal number \[MESSAGE_ID=cda346a082d94325996172d99f99455d"
 check "reload, broken file: RELOADING=1 then READY=1 with a STATUS saying so" \
@@ -177,13 +182,16 @@ check "reload, broken file: daemon alive, old rule (same id) in the module" \
 	alive_with_rule "$id_before"
 printf '[rule]\nname-glob = other*\naction = keep\n\n[rule]\ncgroup-path = /no-such-cgroup\naction = keep\n' \
 	>"$T/rules/20-bad.conf"
-kill -HUP "$mfrd_pid"
+rc=0
+"$mfrd" --reload "$mfrd_pid" 2>"$T/reload.err" || rc=$?
+check "mfrd --reload, rule refused by the module: exit 1 with its FILE:LINE (got $rc: $(head -1 "$T/reload.err"))" \
+	bash -c "[ $rc = 1 ] && grep -q '^$T/rules/20-bad.conf:5: rule refused by mfr.ko: .*cgroup' '$T/reload.err'"
 check "reload, rule refused by the module: its FILE:LINE and the kernel's reason" \
 	wait_until 20 logged "mfrd: $T/rules/20-bad.conf:5: rule refused by mfr.ko: .*\[MESSAGE_ID=cda346a082d94325996172d99f99455d"
 check "reload, rule refused: rolled back, only the old rule (same id)" \
 	only_rule "$id_before"
 rm "$T/rules/20-bad.conf"
-kill -HUP "$mfrd_pid"
+check "mfrd --reload, fixed: exit 0" "$mfrd" --reload "$mfrd_pid"
 check "reload, fixed: reloaded, STATUS note gone" \
 	wait_until 20 bash -c "tail -n 1 '$T/notify' | grep -qE '^READY=1\|STATUS=1 rules, .*generation [0-9]+$'"
 
@@ -236,7 +244,8 @@ section module reload
 rmmod mfr
 check "rmmod: mfrd notices, module-state logged" \
 	wait_until 20 logged "mfr.ko is gone .*MESSAGE_ID=9500ecc826c24b2eb0a4233b304989a5"
-check "rmmod: STATUS=waiting for mfr.ko" wait_until 10 notified '^STATUS=waiting for mfr.ko$'
+check "rmmod: STATUS=waiting for mfr.ko, not protected" \
+	wait_until 10 notified '^STATUS=waiting for mfr.ko: HugeTLB memfds are not protected$'
 insmod "$MFR_ROOT/module/mfr.ko"
 check "insmod: mfrd reconnects and pushes the rules again" \
 	wait_until 20 rules_are_ours
@@ -252,12 +261,14 @@ check "SIGTERM: STOPPING=1" notified '^STOPPING=1$'
 rmmod mfr
 : >"$T/notify"
 start_mfrd
-check "no module at start: READY=1 and STATUS=waiting for mfr.ko" \
-	wait_until 30 notified '^READY=1\|STATUS=waiting for mfr.ko$'
+check "no module at start: STATUS=waiting for mfr.ko, not protected" \
+	wait_until 30 notified '^STATUS=waiting for mfr.ko: HugeTLB memfds are not protected$'
 check "no module at start: logged, still alive" \
 	bash -c "grep -q 'not loaded: waiting for it' '$log' && sleep 3 && kill -0 $mfrd_pid"
+check "no module at start: not READY (protection first)" bash -c "! grep -q READY=1 '$T/notify'"
 insmod "$MFR_ROOT/module/mfr.ko"
 check "module loaded later: rules pushed" wait_until 20 rules_are_ours
+check "module loaded later: READY=1 once the rules are in" wait_until 20 notified '^READY=1'
 stop_mfrd
 
 section boot offlining

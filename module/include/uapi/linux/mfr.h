@@ -9,6 +9,8 @@
 #define MFR_FAMILY_NAME		"mfr"
 #define MFR_FAMILY_VERSION	1
 
+#define MFR_RULES_MAX	1024
+
 /**
  * enum mfr_policy - What happens to a HugeTLB memfd's hugepage on a memory
  *   error.
@@ -97,6 +99,14 @@ enum {
 };
 
 enum {
+	MFR_A_RULE_SET_RULE = 1,
+	MFR_A_RULE_SET_GENERATION,
+
+	__MFR_A_RULE_SET_MAX,
+	MFR_A_RULE_SET_MAX = (__MFR_A_RULE_SET_MAX - 1)
+};
+
+enum {
 	MFR_A_MEMFD_INODE = 1,
 	MFR_A_MEMFD_NAME,
 	MFR_A_MEMFD_PID,
@@ -152,6 +162,7 @@ enum {
 	MFR_CMD_BUDGET_EXCEEDED_NTF,
 	MFR_CMD_FOLIO_PENDING_NTF,
 	MFR_CMD_FOLIO_OFFLINED_NTF,
+	MFR_CMD_RULE_REPLACE,
 
 	__MFR_CMD_MAX,
 	MFR_CMD_MAX = (__MFR_CMD_MAX - 1)

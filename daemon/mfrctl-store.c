@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * mfrctl history|summary|forget: mfrd's store (SQLite, WAL) read and
+ * edited while mfrd runs.  Reads open it read-only; forget takes SQLite's
+ * write lock (BEGIN IMMEDIATE, waiting up to 10 s for mfrd's own
+ * transactions, which are short).  The database is root's (mfrd's
+ * StateDirectory is 0700): others get "permission denied".
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sqlite3.h>
+
+#include "mfrctl.h"
+
+#define BUSY_MS		10000
+
+/* history: the columns, in the order the query returns them (attr - 1). */
+enum hcol { H_BOOT = 1, H_PFN, H_PHYS, H_DIMM, H_MEMFD, H_COMM, H_OFFSET,
+	    H_STATE, H_CONSUMED, H_FIRST, H_LAST };
+
+const struct column history_cols[] = {
+	COLUMN("BOOT", false, H_BOOT, "boot id of the record"),
+	COLUMN("PFN", true, H_PFN, "page frame number"),
+	COLUMN("PHYS", true, H_PHYS, "physical address"),
+	COLUMN("DIMM", false, H_DIMM, "memory device (SMBIOS locator), if known"),
+	COLUMN("MEMFD", false, H_MEMFD, "name of the memfd that held it"),
+	COLUMN("COMM", false, H_COMM, "command that created the memfd"),
+	COLUMN("OFFSET", true, H_OFFSET, "offset in the memfd"),
+	COLUMN("STATE", false, H_STATE, "kept, pending, offlined or fallback"),
+	COLUMN("CONSUMED", true, H_CONSUMED, "times a task got SIGBUS for it"),
+	COLUMN("FIRST-SEEN", false, H_FIRST, "when it was first recorded (UTC)"),
+	COLUMN("LAST-UPDATE", false, H_LAST, "when the record last changed (UTC)"),
+};
+const size_t history_ncols = ARRAY_SIZE(history_cols);
+
+static const char history_sql[] =
+	"SELECT boot_id, pfn, coalesce(phys_addr, pfn * 4096), dimm, memfd_name,"
+	" comm, \"offset\", state, times_consumed, first_seen_usec,"
+	" last_update_usec FROM poisoned_pages ORDER BY first_seen_usec, pfn";
+
+/* How a column's value reads: numbers in hex, times in ISO 8601. */
+enum kind { K_TEXT, K_HEX, K_NUMBER, K_TIME };
+
+static const enum kind history_kinds[] = {
+	[H_BOOT] = K_TEXT, [H_PFN] = K_HEX, [H_PHYS] = K_HEX,
+	[H_DIMM] = K_TEXT, [H_MEMFD] = K_TEXT, [H_COMM] = K_TEXT,
+	[H_OFFSET] = K_HEX, [H_STATE] = K_TEXT, [H_CONSUMED] = K_NUMBER,
+	[H_FIRST] = K_TIME, [H_LAST] = K_TIME,
+};
+
+static void iso_time(int64_t usec, char *buf, size_t size)
+{
+	time_t t = (time_t)(usec / 1000000);
+	struct tm tm;
+
+	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+}
+
+/* The text of a cell, NULL for SQL NULL; malloc()ed. */
+static char *cell_text(sqlite3_stmt *st, int i, enum kind k)
+{
+	char buf[64], *s;
+
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return NULL;
+	switch (k) {
+	case K_HEX:
+		if (asprintf(&s, "0x%" PRIx64,
+			     (uint64_t)sqlite3_column_int64(st, i)) < 0)
+			return NULL;
+		return s;
+	case K_TIME:
+		iso_time(sqlite3_column_int64(st, i), buf, sizeof(buf));
+		return strdup(buf);
+	case K_NUMBER:
+	case K_TEXT:
+		break;
+	}
+	return strdup((const char *)sqlite3_column_text(st, i));
+}
+
+/* NULL with *null set for SQL NULL (json-c's null is a NULL object). */
+static json_object *cell_json(sqlite3_stmt *st, int i, enum kind k,
+			      bool *null)
+{
+	char buf[64];
+
+	*null = sqlite3_column_type(st, i) == SQLITE_NULL;
+	if (*null)
+		return NULL;
+	switch (k) {
+	case K_HEX:
+	case K_NUMBER:
+		return json_object_new_uint64((uint64_t)sqlite3_column_int64(st, i));
+	case K_TIME:
+		iso_time(sqlite3_column_int64(st, i), buf, sizeof(buf));
+		return json_object_new_string(buf);
+	case K_TEXT:
+		break;
+	}
+	return json_text((const char *)sqlite3_column_text(st, i));
+}
+
+static int open_db(struct mfrctl *ctl, bool write, sqlite3 **db)
+{
+	int flags = write ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
+	const char *path = ctl->db_path ?: MFRCTL_DB_PATH;
+
+	/* a missing file is not created: it is not mfrd's store then */
+	if (access(path, write ? R_OK | W_OK : R_OK)) {
+		fprintf(stderr, "mfrctl: %s: %s: %s\n", ctl->what, path,
+			strerror(errno));
+		return errno == EACCES || errno == EPERM ? EXIT_DENIED :
+		       EXIT_FAILED;
+	}
+	if (sqlite3_open_v2(path, db, flags, NULL) != SQLITE_OK) {
+		fprintf(stderr, "mfrctl: %s: %s: %s\n", ctl->what, path,
+			*db ? sqlite3_errmsg(*db) : "out of memory");
+		sqlite3_close(*db);
+		return EXIT_FAILED;
+	}
+	sqlite3_busy_timeout(*db, BUSY_MS);
+	return EXIT_OK;
+}
+
+static int db_fail(struct mfrctl *ctl, sqlite3 *db, const char *what)
+{
+	fprintf(stderr, "mfrctl: %s: %s: %s\n", ctl->what, what,
+		sqlite3_errmsg(db));
+	return EXIT_FAILED;
+}
+
+/* Rows of st as a table (cols, kinds) or a JSON array. */
+static int print_rows(struct mfrctl *ctl, sqlite3 *db, sqlite3_stmt *st,
+		      const struct column *cols, size_t ncols,
+		      const enum kind *kinds, const char *columns,
+		      json_object **json_out)
+{
+	struct libscols_table *tb = NULL;
+	size_t shown[ncols], nshown = ncols, i, bad_len;
+	json_object *arr = NULL, *obj;
+	struct libscols_line *ln;
+	const char *bad;
+	char key[64], name[32];
+	int rc, n;
+
+	if (ctl->json) {
+		arr = json_object_new_array();
+		if (!arr)
+			return -ENOMEM;
+	} else {
+		n = columns_select(cols, ncols, columns, shown, &bad, &bad_len);
+		if (n < 0)
+			return -EINVAL;
+		nshown = (size_t)n;
+		tb = scols_new_table();
+		if (!tb || scols_table_enable_raw(tb, output_opts.raw) ||
+		    scols_table_enable_noheadings(tb, output_opts.noheadings))
+			goto nomem;
+		for (i = 0; i < nshown; i++)
+			if (!scols_table_new_column(tb, cols[shown[i]].title, 0,
+						    cols[shown[i]].right ?
+						    SCOLS_FL_RIGHT : 0))
+				goto nomem;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (arr) {
+			obj = json_object_new_object();
+			if (!obj || json_append(arr, obj))
+				goto nomem;
+			for (i = 0; i < ncols; i++) {
+				column_name(&cols[i], name, sizeof(name));
+				json_key(name, key, sizeof(key));
+				bool null;
+				json_object *v = cell_json(st, (int)cols[i].attr - 1,
+							   kinds[cols[i].attr], &null);
+
+				if (null ? json_object_object_add(obj, key, NULL) :
+					   json_add(obj, key, v))
+					goto nomem;
+			}
+			continue;
+		}
+		ln = scols_table_new_line(tb, NULL);
+		if (!ln)
+			goto nomem;
+		for (i = 0; i < nshown; i++) {
+			const struct column *c = &cols[shown[i]];
+			char *t = cell_text(st, (int)c->attr - 1, kinds[c->attr]);
+
+			if (scols_line_refer_data(ln, i, t ?: strdup("-"))) {
+				free(t);
+				goto nomem;
+			}
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		scols_unref_table(tb);
+		json_object_put(arr);
+		return db_fail(ctl, db, "reading the store");
+	}
+	if (json_out) {
+		*json_out = arr;
+	} else if (arr) {
+		rc = json_print(arr);
+		json_object_put(arr);
+		return rc ? EXIT_FAILED : EXIT_OK;
+	} else {
+		scols_print_table(tb);
+		scols_unref_table(tb);
+	}
+	return EXIT_OK;
+nomem:
+	scols_unref_table(tb);
+	json_object_put(arr);
+	return -ENOMEM;
+}
+
+int history_run(struct mfrctl *ctl)
+{
+	sqlite3_stmt *st;
+	sqlite3 *db;
+	int ret;
+
+	ret = open_db(ctl, false, &db);
+	if (ret)
+		return ret;
+	if (sqlite3_prepare_v2(db, history_sql, -1, &st, NULL) != SQLITE_OK) {
+		ret = db_fail(ctl, db, "not an mfrd store");
+		sqlite3_close(db);
+		return ret;
+	}
+	ret = print_rows(ctl, db, st, history_cols, history_ncols,
+			 history_kinds, output_opts.columns, NULL);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	if (ret < 0) {
+		fprintf(stderr, "mfrctl: %s: %s\n", ctl->what, strerror(-ret));
+		return EXIT_FAILED;
+	}
+	return ret;
+}
+
+/* summary: one section per grouping. */
+static const struct column dimm_cols[] = {
+	COLUMN("DIMM", false, 1, "memory device; - if the host does not tell"),
+	COLUMN("PAGES", true, 2, "distinct poisoned pfns"),
+	COLUMN("BOOTS", true, 3, "boots they were seen in"),
+	COLUMN("FIRST-SEEN", false, 4, "first record"),
+	COLUMN("LAST-SEEN", false, 5, "last record"),
+};
+static const enum kind dimm_kinds[] = { K_TEXT, K_TEXT, K_NUMBER, K_NUMBER,
+					K_TIME, K_TIME };
+static const struct column owner_cols[] = {
+	COLUMN("COMM", false, 1, "command that created the memfd"),
+	COLUMN("MEMFD", false, 2, "memfd name"),
+	COLUMN("PAGES", true, 3, "poisoned pages"),
+	COLUMN("CONSUMED", true, 4, "SIGBUS sent for them"),
+};
+static const enum kind owner_kinds[] = { K_TEXT, K_TEXT, K_TEXT, K_NUMBER,
+					 K_NUMBER };
+static const struct column boot_cols[] = {
+	COLUMN("BOOT", false, 1, "boot id"),
+	COLUMN("PAGES", true, 2, "poisoned pages"),
+	COLUMN("FIRST-SEEN", false, 3, "first record"),
+	COLUMN("LAST-SEEN", false, 4, "last record"),
+};
+static const enum kind boot_kinds[] = { K_TEXT, K_TEXT, K_NUMBER, K_TIME,
+					K_TIME };
+
+static const struct {
+	const char *title, *key, *sql;
+	const struct column *cols;
+	size_t ncols;
+	const enum kind *kinds;
+} sections[] = {
+	{ "Poisoned pages by DIMM", "by_dimm",
+	  "SELECT dimm, count(DISTINCT pfn), count(DISTINCT boot_id),"
+	  " min(first_seen_usec), max(last_update_usec) FROM poisoned_pages"
+	  " GROUP BY dimm ORDER BY count(DISTINCT pfn) DESC, dimm",
+	  dimm_cols, ARRAY_SIZE(dimm_cols), dimm_kinds },
+	{ "Poisoned pages by memfd owner", "by_owner",
+	  "SELECT comm, memfd_name, count(*), sum(times_consumed)"
+	  " FROM poisoned_pages GROUP BY comm, memfd_name"
+	  " ORDER BY count(*) DESC, comm, memfd_name",
+	  owner_cols, ARRAY_SIZE(owner_cols), owner_kinds },
+	{ "Poisoned pages by boot", "by_boot",
+	  "SELECT boot_id, count(*), min(first_seen_usec), max(last_update_usec)"
+	  " FROM poisoned_pages GROUP BY boot_id ORDER BY min(first_seen_usec)",
+	  boot_cols, ARRAY_SIZE(boot_cols), boot_kinds },
+};
+
+int summary_run(struct mfrctl *ctl)
+{
+	json_object *doc = NULL, *arr;
+	sqlite3_stmt *st;
+	sqlite3 *db;
+	int ret;
+
+	ret = open_db(ctl, false, &db);
+	if (ret)
+		return ret;
+	if (ctl->json && !(doc = json_object_new_object()))
+		ret = -ENOMEM;
+	for (size_t i = 0; !ret && i < ARRAY_SIZE(sections); i++) {
+		if (sqlite3_prepare_v2(db, sections[i].sql, -1, &st, NULL)) {
+			ret = db_fail(ctl, db, "not an mfrd store");
+			break;
+		}
+		if (!doc)
+			printf("%s%s:\n", i ? "\n" : "", sections[i].title);
+		arr = NULL;
+		ret = print_rows(ctl, db, st, sections[i].cols, sections[i].ncols,
+				 sections[i].kinds, NULL, doc ? &arr : NULL);
+		sqlite3_finalize(st);
+		if (!ret && doc)
+			ret = json_add(doc, sections[i].key, arr);
+	}
+	if (!ret && doc)
+		ret = json_print(doc) ? EXIT_FAILED : EXIT_OK;
+	json_object_put(doc);
+	sqlite3_close(db);
+	if (ret < 0) {
+		fprintf(stderr, "mfrctl: %s: %s\n", ctl->what, strerror(-ret));
+		return EXIT_FAILED;
+	}
+	return ret;
+}
+
+int forget_parse(struct mfrctl *ctl, char **args)
+{
+	int given = !!args[0] + !!ctl->forget_boot + !!ctl->forget_dimm;
+
+	if (given != 1)
+		return usage_error("forget: give one of PFN, --boot ID or --dimm LABEL");
+	if (args[0])
+		return parse_number("pfn", args[0], 0, UINT64_MAX >> 12,
+				    &ctl->forget_pfn);
+	return 0;
+}
+
+int forget_run(struct mfrctl *ctl)
+{
+	const char *what;
+	sqlite3_stmt *st;
+	json_object *doc;
+	sqlite3 *db;
+	int ret, n;
+
+	ret = open_db(ctl, true, &db);
+	if (ret)
+		return ret;
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL)) {
+		ret = db_fail(ctl, db, "locking the store");
+		sqlite3_close(db);
+		return ret;
+	}
+	if (ctl->forget_boot)
+		what = "DELETE FROM poisoned_pages WHERE boot_id = ?1";
+	else if (ctl->forget_dimm)
+		what = "DELETE FROM poisoned_pages WHERE dimm = ?1";
+	else
+		what = "DELETE FROM poisoned_pages WHERE pfn = ?1";
+	if (sqlite3_prepare_v2(db, what, -1, &st, NULL)) {
+		ret = db_fail(ctl, db, "not an mfrd store");
+		goto rollback;
+	}
+	if (ctl->forget_boot || ctl->forget_dimm)
+		sqlite3_bind_text(st, 1, ctl->forget_boot ?: ctl->forget_dimm,
+				  -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)ctl->forget_pfn);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		sqlite3_finalize(st);
+		ret = db_fail(ctl, db, "forgetting");
+		goto rollback;
+	}
+	sqlite3_finalize(st);
+	n = sqlite3_changes(db);
+	if (!n) {
+		if (ctl->forget_boot || ctl->forget_dimm)
+			fprintf(stderr, "mfrctl: forget: no record of %s '%s'\n",
+				ctl->forget_boot ? "boot" : "DIMM",
+				ctl->forget_boot ?: ctl->forget_dimm);
+		else
+			fprintf(stderr, "mfrctl: forget: no record of pfn %" PRIu64 "\n",
+				ctl->forget_pfn);
+		ret = EXIT_FAILED;
+		goto rollback;
+	}
+	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL)) {
+		ret = db_fail(ctl, db, "committing");
+		goto rollback;
+	}
+	sqlite3_close(db);
+	if (!ctl->json) {
+		printf("forgot %d record%s\n", n, n == 1 ? "" : "s");
+		return EXIT_OK;
+	}
+	doc = json_object_new_object();
+	ret = doc ? json_add(doc, "forgotten", json_object_new_int(n)) : -ENOMEM;
+	if (!ret)
+		ret = json_print(doc);
+	json_object_put(doc);
+	return ret ? EXIT_FAILED : EXIT_OK;
+rollback:
+	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_close(db);
+	return ret;
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# "make deb": dpkg-buildpackage -b builds mfr-dkms and mfrd; lintian finds
+# no error in either; each holds what it must (the module source with its
+# BUILD_EXCLUSIVE dkms.conf and the dkms maintainer scripts; the daemon,
+# CLI, unit enabled but not started by the postinst, udev rule,
+# modules-load.d, manuals, catalog, example configuration, completion).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+failed=0
+ok() { echo "ok - $1"; }
+fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
+
+version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+changelog=$(dpkg-parsechangelog -l debian/changelog -S Version)
+[ "$changelog" = "$version" ] && ok "debian/changelog $changelog = dkms.conf $version" ||
+	fail "debian/changelog $changelog, dkms.conf $version"
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if make -s deb >"$log" 2>&1; then
+	ok "make deb (dpkg-buildpackage -b)"
+else
+	tail -30 "$log"
+	fail "make deb"
+	exit 1
+fi
+dkms_deb=build/deb/mfr-dkms_${version}_all.deb
+mfrd_deb=$(ls build/deb/mfrd_"${version}"_*.deb)
+
+if out=$(lintian --fail-on error "$dkms_deb" "$mfrd_deb" 2>&1); then
+	ok "lintian: no errors ($(grep -c '^W:' <<<"$out") warnings)"
+else
+	fail "lintian errors:"; grep -v '^W:' <<<"$out"
+fi
+
+contents() { dpkg-deb -c "$1" | awk '{ print $6 }' | sed 's|^\./|/|'; }
+for f in /usr/src/mfr-$version/dkms.conf /usr/src/mfr-$version/module/rules.c \
+	/usr/src/mfr-$version/module/Kbuild /usr/src/mfr-$version/module/include/uapi/linux/mfr.h; do
+	contents "$dkms_deb" | grep -qx "$f" && ok "mfr-dkms has $f" || fail "mfr-dkms lacks $f"
+done
+tmp=$(mktemp -d)
+trap 'rm -f "$log"; rm -rf "$tmp"' EXIT
+dpkg-deb -x "$dkms_deb" "$tmp/dkms"
+dpkg-deb -e "$dkms_deb" "$tmp/dkms-ctl"
+grep -q '^BUILD_EXCLUSIVE_CONFIG="CONFIG_MFR_HOOKS"' "$tmp/dkms/usr/src/mfr-$version/dkms.conf" &&
+	ok "mfr-dkms: dkms.conf keeps BUILD_EXCLUSIVE_CONFIG" || fail "mfr-dkms: no BUILD_EXCLUSIVE_CONFIG"
+grep -q 'DKMS_NAME=mfr' "$tmp/dkms-ctl/postinst" && ok "mfr-dkms: dh_dkms postinst" ||
+	fail "mfr-dkms: no dh_dkms postinst"
+dpkg-deb -f "$dkms_deb" Depends | grep -q 'dkms' && ok "mfr-dkms depends on dkms" ||
+	fail "mfr-dkms does not depend on dkms"
+
+for f in /usr/sbin/mfrd /usr/sbin/mfrctl /lib/systemd/system/mfrd.service \
+	/lib/udev/rules.d/60-mfr.rules /usr/lib/modules-load.d/mfr.conf \
+	/usr/share/man/man8/mfrd.8.gz /usr/share/man/man8/mfrctl.8.gz \
+	/usr/share/man/man5/mfrd.conf.5.gz /usr/lib/systemd/catalog/mfrd.catalog \
+	/usr/share/doc/mfr/examples/10-vms.conf /etc/mfrd/mfrd.conf \
+	/usr/share/bash-completion/completions/mfrctl; do
+	contents "$mfrd_deb" | grep -qx "$f" && ok "mfrd has $f" || fail "mfrd lacks $f"
+done
+dpkg-deb -e "$mfrd_deb" "$tmp/mfrd-ctl"
+grep -q 'deb-systemd-helper enable .*mfrd.service' "$tmp/mfrd-ctl/postinst" &&
+	ok "mfrd: the unit is enabled by the postinst" || fail "mfrd: the unit is not enabled"
+! grep -q 'deb-systemd-invoke .*start' "$tmp/mfrd-ctl/postinst" &&
+	ok "mfrd: the postinst does not wait for a start" || fail "mfrd: the postinst starts the unit"
+dpkg-deb -x "$mfrd_deb" "$tmp/mfrd"
+grep -qx 'ExecStart=/usr/sbin/mfrd' "$tmp/mfrd/lib/systemd/system/mfrd.service" &&
+	ok "mfrd: unit runs /usr/sbin/mfrd" || fail "mfrd: unit ExecStart"
+
+[ "$failed" = 0 ] && echo "all package checks passed"
+[ "$failed" = 0 ]

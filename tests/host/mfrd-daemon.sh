@@ -1,0 +1,310 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# mfrd itself on the host, without mfr.ko (ASan + UBSan build):
+# - a corrupt store is moved aside and a fresh one started, and the log
+#   and metrics say so; mfrd keeps running;
+# - not READY without the module, unless ready_without_module = yes, and
+#   the metrics say it waits;
+# - "mfrd --reload PID" (the unit's ExecReload) waits for the outcome:
+#   exit 1 with FILE:LINE for refused rules, 0 for good ones;
+# - the metrics file passes "promtool check metrics" when promtool is
+#   installed (Debian's prometheus package).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+make -s -C "$root/daemon" O="$root/build/daemon" "$root/build/daemon/asan/mfrd"
+mfrd=$root/build/daemon/asan/mfrd
+export ASAN_OPTIONS=detect_leaks=1:exitcode=99
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+tmp=$(mktemp -d)
+pid=
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+failed=0
+ok() { echo "ok - $1"; }
+fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
+wait_for() { # SECONDS COMMAND...: poll until COMMAND succeeds
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.2
+	done
+}
+
+mkdir -p "$tmp/state" "$tmp/rules" "$tmp/run"
+export RUNTIME_DIRECTORY=$tmp/run
+printf 'not a database, and more than a header of it: %0200d\n' 0 >"$tmp/state/mfrd.db"
+printf '[rule]\nname-glob = guest-ram*\naction = keep\n' >"$tmp/rules/10-vms.conf"
+cat >"$tmp/mfrd.conf" <<EOC
+state_dir = $tmp/state
+metrics_file = $tmp/mfr.prom
+metrics_interval = 1
+offline_recorded_pfns = no
+watchdog = no
+EOC
+
+# A notify socket of our own: READY=1 must not come without the module.
+python3 - "$tmp/notify" >"$tmp/notify.log" <<'EOP' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+while True:
+    print(s.recv(4096).decode().replace("\n", " | "), flush=True)
+EOP
+listener=$!
+wait_for 10 test -S "$tmp/notify"
+NOTIFY_SOCKET=$tmp/notify "$mfrd" --config "$tmp/mfrd.conf" --rules-dir "$tmp/rules" \
+	>"$tmp/log" 2>&1 &
+pid=$!
+
+if wait_for 30 grep -q '^mfrd_store_recovered 1$' "$tmp/mfr.prom" 2>/dev/null; then
+	ok "metrics: mfrd_store_recovered 1"
+else
+	fail "metrics do not say the store was recovered"; cat "$tmp/log"
+fi
+if ls "$tmp/state"/mfrd.db.broken-* >/dev/null 2>&1 &&
+	grep -q 'not a database' "$tmp/state"/mfrd.db.broken-*; then
+	ok "the corrupt store was moved aside, kept for inspection"
+else
+	fail "no mfrd.db.broken-* with the old content"; ls -la "$tmp/state"
+fi
+if grep -q "cannot be used.*moved aside to $tmp/state/mfrd.db.broken-" "$tmp/log"; then
+	ok "the log says the store was moved aside"
+else
+	fail "no log line about the store"; cat "$tmp/log"
+fi
+if sqlite3_ok=$(python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute('pragma user_version').fetchone()[0])" "$tmp/state/mfrd.db") &&
+	[ "$sqlite3_ok" -ge 1 ]; then
+	ok "a fresh store was started (schema $sqlite3_ok)"
+else
+	fail "no fresh store"
+fi
+grep -q '^mfr_poisoned_pages{state="kept"} 0$' "$tmp/mfr.prom" &&
+	ok "the fresh store's counts are exported" || fail "no page counts in the metrics"
+grep -q '^mfrd_waiting_for_module 1$' "$tmp/mfr.prom" &&
+	grep -q '^mfrd_protected 0$' "$tmp/mfr.prom" &&
+	ok "metrics: waiting for the module, not protected" || fail "metrics do not show the wait"
+if grep -q 'STATUS=waiting for mfr.ko' "$tmp/notify.log" && ! grep -q 'READY=1' "$tmp/notify.log"; then
+	ok "STATUS says it waits, and no READY=1 without the module"
+else
+	fail "notify messages: $(cat "$tmp/notify.log")"
+fi
+
+# Reload: refused rules make "mfrd --reload" fail with FILE:LINE.
+printf '[rule]\nname-glob = scratch-*\naction = default\nbudget = 4\n' >"$tmp/rules/20-bad.conf"
+rc=0
+"$mfrd" --reload "$pid" >"$tmp/reload.out" 2>&1 || rc=$?
+if [ "$rc" = 1 ] && grep -q "^$tmp/rules/20-bad.conf:4: budget: only for action keep" "$tmp/reload.out"; then
+	ok "mfrd --reload: refused rules exit 1 with FILE:LINE"
+else
+	fail "mfrd --reload with a bad rule: exit $rc"; cat "$tmp/reload.out"
+fi
+grep -q '^mfrd_reloads_failed_total 1$' "$tmp/mfr.prom" ||
+	wait_for 5 grep -q '^mfrd_reloads_failed_total 1$' "$tmp/mfr.prom" &&
+	ok "metrics: mfrd_reloads_failed_total 1" || fail "no failed reload in the metrics"
+rm "$tmp/rules/20-bad.conf"
+rc=0
+"$mfrd" --reload "$pid" >"$tmp/reload.out" 2>&1 || rc=$?
+if [ "$rc" = 0 ]; then
+	ok "mfrd --reload: good rules exit 0 ($(head -1 "$tmp/reload.out"))"
+else
+	fail "mfrd --reload with good rules: exit $rc"; cat "$tmp/reload.out"
+fi
+rc=0
+"$mfrd" --reload 1 >"$tmp/reload.out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && ok "mfrd --reload 1: refused as a PID (exit 2)" ||
+	{ fail "mfrd --reload 1: exit $rc"; cat "$tmp/reload.out"; }
+
+if command -v promtool >/dev/null; then
+	if out=$(promtool check metrics <"$tmp/mfr.prom" 2>&1); then
+		ok "promtool check metrics"
+	else
+		fail "promtool check metrics: $out"
+	fi
+	# The example alerting rules: valid, and each fires in its test case.
+	if out=$(promtool check rules "$root/prometheus/mfr-alerts.yml" 2>&1); then
+		ok "promtool check rules prometheus/mfr-alerts.yml"
+	else
+		fail "promtool check rules: $out"
+	fi
+	if out=$(cd "$root/prometheus" && promtool test rules mfr-alerts.test.yml 2>&1); then
+		ok "promtool test rules: every alert fires on its case, none on a healthy host"
+	else
+		fail "promtool test rules: $out"
+	fi
+	# Every metric the rules use is one mfrd writes.
+	for m in $(grep -oE '\b(mfrd?_[a-z_]+)\b' "$root/prometheus/mfr-alerts.yml" | sort -u); do
+		case $m in mfr_folios_pending) continue ;; esac	# the module's, needs it loaded
+		grep -q "^# TYPE $m " "$tmp/mfr.prom" && ok "the rules' metric $m is in the file" ||
+			fail "the rules use $m, which mfrd does not write"
+	done
+else
+	fail "promtool not installed (Debian package prometheus: make deps)"
+fi
+
+# mfrctl history, summary and forget on the store while mfrd runs.
+mfrctl=$root/build/daemon/asan/mfrctl
+make -s -C "$root/daemon" O="$root/build/daemon" "$mfrctl"
+python3 - "$tmp/state/mfrd.db" <<'EOP'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], timeout=10)
+rows = [  # boot, pfn, dimm, dimm_id, comm, memfd, state
+    ("boot-1", 0x1000, "BANK 0/DIMM_A1", "id-a1", "qemu", "guest-ram-vm1", "offlined"),
+    ("boot-1", 0x1001, "BANK 0/DIMM_A1", "id-a1", "qemu", "guest-ram-vm1", "offlined"),
+    ("boot-2", 0x1000, "BANK 0/DIMM_A1", "id-a1", "qemu", "guest-ram vm2", "kept"),
+    ("boot-2", 0x9000, None, None, "ch", "guest-ram-vm3", "pending"),
+]
+for i, (boot, pfn, dimm, did, comm, memfd, state) in enumerate(rows):
+    c.execute("INSERT INTO poisoned_pages (boot_id, pfn, phys_addr, dimm, dimm_id, comm,"
+              " memfd_name, state, times_consumed, first_seen_usec, last_update_usec)"
+              " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+              (boot, pfn, pfn * 4096, dimm, did, comm, memfd, state,
+               1700000000000000 + i, 1700000000000000 + i))
+c.commit()
+EOP
+db=(--db "$tmp/state/mfrd.db")
+errors_before=$(sed -n 's/^mfrd_store_errors_total //p' "$tmp/mfr.prom")
+if out=$("$mfrctl" history "${db[@]}") && [ "$(grep -c '0x1000 ' <<<"$out")" = 2 ] &&
+	grep -q 'BANK 0/DIMM_A1' <<<"$out"; then
+	ok "mfrctl history: every record, all boots, with its DIMM"
+else
+	fail "mfrctl history: $out"
+fi
+if [ "$("$mfrctl" -r -n -o pfn,memfd history "${db[@]}" | sed -n 3p)" = '0x1000 guest-ram\x20vm2' ]; then
+	ok "mfrctl -r -n -o pfn,memfd history: raw, escaped, chosen columns"
+else
+	fail "history -r -n -o: $("$mfrctl" -r -n -o pfn,memfd history "${db[@]}")"
+fi
+if "$mfrctl" -j history "${db[@]}" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert len(d) == 4 and d[0]["pfn"] == 4096 and d[0]["phys"] == 4096 * 4096, d
+assert d[3]["dimm"] is None and d[0]["first_seen"].endswith("Z"), d
+assert all(k == k.lower() and "-" not in k for r in d for k in r), d[0].keys()'; then
+	ok "mfrctl -j history: snake_case keys, numbers, nulls"
+else
+	fail "mfrctl -j history"
+fi
+if "$mfrctl" -j summary "${db[@]}" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+dimm = {r["dimm"]: r for r in d["by_dimm"]}
+assert dimm["BANK 0/DIMM_A1"]["pages"] == 2 and dimm["BANK 0/DIMM_A1"]["boots"] == 2, d
+assert dimm[None]["pages"] == 1, d
+assert {r["boot"]: r["pages"] for r in d["by_boot"]} == {"boot-1": 2, "boot-2": 2}, d
+assert sum(r["pages"] for r in d["by_owner"]) == 4, d'; then
+	ok "mfrctl -j summary: by DIMM, by owner, by boot"
+else
+	fail "mfrctl -j summary: $("$mfrctl" -j summary "${db[@]}")"
+fi
+"$mfrctl" summary "${db[@]}" | grep -q '^Poisoned pages by DIMM:' &&
+	ok "mfrctl summary: sections for people" || fail "mfrctl summary text"
+rc=0
+"$mfrctl" forget "${db[@]}" 2>"$tmp/err" || rc=$?
+[ "$rc" = 2 ] && grep -q 'give one of PFN' "$tmp/err" && ok "mfrctl forget without what: usage error" ||
+	fail "mfrctl forget without what: exit $rc"
+rc=0
+"$mfrctl" forget 1 --boot x "${db[@]}" 2>"$tmp/err" || rc=$?
+[ "$rc" = 2 ] && ok "mfrctl forget PFN --boot: usage error (one at a time)" || fail "forget PFN --boot: exit $rc"
+rc=0
+"$mfrctl" forget 12345 "${db[@]}" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'no record of pfn 12345' "$tmp/err" && ok "mfrctl forget of an unknown pfn: exit 1, says so" ||
+	fail "forget unknown pfn: exit $rc $(cat "$tmp/err")"
+[ "$("$mfrctl" forget 4096 "${db[@]}")" = "forgot 2 records" ] &&
+	ok "mfrctl forget PFN: both boots' records of pfn 0x1000" || fail "forget PFN"
+[ "$("$mfrctl" -j forget --dimm 'BANK 0/DIMM_A1' "${db[@]}")" = '{"forgotten":1}' ] &&
+	ok "mfrctl -j forget --dimm: the DIMM's last record (pfn 0x1001)" || fail "forget --dimm"
+rc=0
+"$mfrctl" forget --boot boot-1 "${db[@]}" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "no record of boot 'boot-1'" "$tmp/err" &&
+	ok "mfrctl forget --boot of a boot with nothing left: exit 1, says so" || fail "forget --boot: exit $rc"
+[ "$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from poisoned_pages").fetchone()[0])' "$tmp/state/mfrd.db")" = 1 ] &&
+	ok "one record left (pfn 0x9000)" || fail "records left after forget"
+sleep 2; kill -0 "$pid" && grep -q "^mfrd_store_errors_total $errors_before$" "$tmp/mfr.prom" &&
+	ok "mfrd still running, no store error through forget" || { fail "mfrd after forget"; grep store "$tmp/mfr.prom"; tail -5 "$tmp/log"; }
+rc=0
+"$mfrctl" history --db "$tmp/none.db" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'No such file' "$tmp/err" && ok "history of a missing store: exit 1, says so" ||
+	fail "history of a missing store: exit $rc"
+
+kill "$pid"
+rc=0
+wait "$pid" || rc=$?
+pid=
+kill "$listener" 2>/dev/null || true
+[ "$rc" = 0 ] && ok "mfrd stops cleanly on SIGTERM (no ASan report)" ||
+	{ fail "mfrd exit $rc on SIGTERM"; tail -20 "$tmp/log"; }
+
+# ready_without_module: READY=1 at once, the wait still shown.
+echo 'ready_without_module = yes' >>"$tmp/mfrd.conf"
+python3 - "$tmp/notify2" >"$tmp/notify2.log" <<'EOP' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+while True:
+    print(s.recv(4096).decode().replace("\n", " | "), flush=True)
+EOP
+listener=$!
+wait_for 10 test -S "$tmp/notify2"
+NOTIFY_SOCKET=$tmp/notify2 "$mfrd" --config "$tmp/mfrd.conf" --rules-dir "$tmp/rules" \
+	>"$tmp/log2" 2>&1 &
+pid=$!
+if wait_for 30 grep -q 'READY=1.*STATUS=waiting for mfr.ko' "$tmp/notify2.log"; then
+	ok "ready_without_module = yes: READY=1 with STATUS waiting"
+else
+	fail "ready_without_module: $(cat "$tmp/notify2.log")"
+fi
+kill "$pid"; wait "$pid" || true; pid=
+kill "$listener" 2>/dev/null || true
+
+# Boot offlining after a DIMM swap: a record made on DIMM_OLD, whose
+# address the SMBIOS table now maps to DIMM_NEW, is skipped and reported;
+# a record whose DIMM is the same is offlined (tried: the addresses are
+# past any real memory, so the kernel refuses them and nothing happens to
+# this host).
+python3 - "$tmp/state/mfrd.db" "$tmp/DMI" <<'EOP'
+import sqlite3, struct, sys
+db, dmi = sys.argv[1:]
+base = 1 << 40                       # pfn; its address is 4 PiB
+c = sqlite3.connect(db, timeout=10)
+# Nothing else may be offlined on this host: only these two records.
+c.execute("DELETE FROM poisoned_pages")
+for pfn, did in ((base, "locator=BANK 0/DIMM_OLD serial=OLD part=P maker=M"),
+                 (base + 1, "locator=BANK 0/DIMM_NEW serial=NEW part=P maker=M")):
+    c.execute("INSERT INTO poisoned_pages (boot_id, pfn, phys_addr, dimm, dimm_id, state,"
+              " first_seen_usec, last_update_usec) VALUES ('earlier', ?, ?, 'x', ?,"
+              " 'offlined', 1, 1)", (pfn, pfn << 12, did))
+c.commit()
+# SMBIOS: one memory device (type 17) mapped (type 20, extended addresses)
+# over [4 PiB, 4 PiB + 1 GiB).
+dev = bytearray(0x1b); dev[0:4] = bytes([17, 0x1b, 0x00, 0x11]); dev[0x0c:0x0e] = (1024).to_bytes(2, "little")
+dev[0x10], dev[0x11], dev[0x17], dev[0x18], dev[0x1a] = 1, 2, 3, 4, 5
+strings = b"DIMM_NEW\0BANK 0\0M\0NEW\0P\0\0"
+m = bytearray(0x23); m[0:4] = bytes([20, 0x23, 0x01, 0x14])
+m[4:8] = b"\xff\xff\xff\xff"; m[8:12] = b"\xff\xff\xff\xff"; m[0x0c:0x0e] = (0x1100).to_bytes(2, "little")
+m[0x13:0x1b] = struct.pack("<Q", base << 12); m[0x1b:0x23] = struct.pack("<Q", (base << 12) + (1 << 30) - 1)
+open(dmi, "wb").write(bytes(dev) + strings + bytes(m) + b"\0\0" + bytes([127, 4, 0xff, 0xfe]) + b"\0\0")
+EOP
+sed -i 's/^offline_recorded_pfns = no$/offline_recorded_pfns = yes/' "$tmp/mfrd.conf"
+echo "dmi_table = $tmp/DMI" >>"$tmp/mfrd.conf"
+rm -f "$tmp/state/recorded-pfns-offlined"
+"$mfrd" --config "$tmp/mfrd.conf" --rules-dir "$tmp/rules" >"$tmp/log3" 2>&1 &
+pid=$!
+if wait_for 30 grep -qs "1 skipped: their DIMM changed since they were recorded (pfns 0x$(printf %x $((1 << 40))))" "$tmp/log3"; then
+	ok "boot offlining skips the record whose DIMM changed, and says so"
+else
+	fail "no skip reported"; cat "$tmp/log3"
+fi
+grep -q "MFR_SKIPPED_IDENTITY=1 " "$tmp/log3" && grep -q "MFR_FAILED=1 " "$tmp/log3" &&
+	ok "... and tries the one on the same DIMM (refused: past real memory)" ||
+	fail "journal fields of the offlining: $(grep -i offline "$tmp/log3")"
+wait_for 30 grep -q '^mfr_offline_skipped_identity 1$' "$tmp/mfr.prom" &&
+	ok "metric mfr_offline_skipped_identity 1" || fail "no skip in the metrics"
+kill "$pid"; wait "$pid" || true; pid=
+
+[ "$failed" = 0 ] && echo "all mfrd daemon checks passed"
+[ "$failed" = 0 ]
