@@ -232,6 +232,9 @@ int main(int argc, char **argv)
 	pthread_create(&t, NULL, fault_thread, NULL);
 
 	CHECK(intact(guest, 0, FILLED), "healthy words read back through the MINOR-registered mapping");
+	/* The fault thread counts after UFFDIO_CONTINUE woke this one. */
+	for (int i = 0; i < 100 && !continues && !continue_errors; i++)
+		usleep(10000);
 	CHECK(continues == 1 && !continue_errors,
 	      "one MINOR fault, resolved by UFFDIO_CONTINUE on the kept folio (%d, %d errors)",
 	      continues, continue_errors);
