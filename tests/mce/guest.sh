@@ -55,8 +55,10 @@ requests=${#modes[@]}
 kept_pages=${#modes[@]}
 for size in ${MCE_SIZES:-2M 1G}; do
 	before_offlined=$(status_attr folios-offlined)
+	[ "$size" != 1G ] || check "a free 1 GiB page" one_free_1g_page
 	check "$size: kept_access after an action-optional machine check" \
 		"$helpers/kept_access" "$size" mce "$MCE_DIR/req-ao"
+	[ "$size" != 1G ] || check "a free 1 GiB page" one_free_1g_page
 	check "$size: kept_uffd, action-optional then action-required machine check" \
 		"$helpers/kept_uffd" "$size" mce "$MCE_DIR"
 	requests=$((requests + 3))

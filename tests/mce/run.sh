@@ -58,7 +58,7 @@ PY
 
 # init_on_free=1: releasing the kept hugepages after a real machine check
 # (the poisoned pages gone from the direct map) must not write to them.
-VM_MEM=${VM_MEM:-4G} VM_APPEND=${VM_APPEND:-hugepages=64 hugepagesz=1G hugepages=2 init_on_free=1} \
+VM_MEM=${VM_MEM:-6G} VM_APPEND=${VM_APPEND:-hugepages=64 hugepagesz=1G hugepages=2 init_on_free=1} \
 VM_CPUS=2 VM_QEMU_OPTS="-cpu max,vendor=GenuineIntel -monitor unix:$mon,server=on,wait=off" \
 	scripts/vm-run.sh "MCE_DIR=$dir MCE_MODES='${MCE_MODES:-ao ar}' $MFR_ROOT/tests/mce/guest.sh" 2>&1 | tee "$dir/log" &
 vm=$!
