@@ -355,9 +355,10 @@ static void check_isolated(struct __test_metadata *_metadata, int fd,
 			   const char *map, unsigned long off)
 {
 	unsigned long before = off - psize(), after = off + psize();
-	char val, buf[2 * 4096];
+	char val, *buf;
 
-	ASSERT_LE(2 * psize(), sizeof(buf));
+	buf = malloc(2 * psize());
+	ASSERT_NE(NULL, buf);
 	EXPECT_FALSE(read_sigbus(map + off - 1, &val))
 		TH_LOG("SIGBUS for the byte before poisoned page +%#lx", off);
 	EXPECT_EQ(pattern(before / psize()), val);
@@ -371,6 +372,7 @@ static void check_isolated(struct __test_metadata *_metadata, int fd,
 	EXPECT_EQ((ssize_t)psize(), pread(fd, buf, 2 * psize(), before));
 	EXPECT_EQ(pattern(before / psize()), buf[0]);
 	EXPECT_EQ(pattern(before / psize()), buf[psize() - 1]);
+	free(buf);
 }
 
 TEST_F_TIMEOUT(hugetlb_mfr, keep_and_release, 1800)
@@ -441,7 +443,7 @@ TEST_F_TIMEOUT(hugetlb_mfr, keep_and_release, 1800)
 
 	/* The policy module may dissolve the hugepage from a worker. */
 	want_gain = (long)(self->hpage_size >> 10) - nr * (psize() >> 10);
-	for (i = 0; i < 200; i++) {
+	for (i = 0; i < 600; i++) {
 		memfree_gain = meminfo_field("MemFree") - memfree_before;
 		if (hstate_value(self->hpage_size, "nr_hugepages") ==
 		    self->nr_before - 1 && memfree_gain >= want_gain / 2)
