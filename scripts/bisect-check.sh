@@ -16,7 +16,8 @@
 # Environment:
 #   BISECT_DRY_RUN=1     print the plan (prefixes, config, expectations,
 #                        build directories) and build nothing
-#   BISECT_PATCHES="1 2" only these prefixes (numbers in series order)
+#   BISECT_PATCHES="1 2" only these prefixes (numbers in series order,
+#                        ranges too: "1 4-6")
 #   BISECT_FLAVOR        config fragment kernel-hooks/<flavor>.config
 #                        (debug, the test kernel's; bench has no debug
 #                        options and boots faster)
@@ -39,10 +40,15 @@ n=${#patches[@]}
 if [ -n "${BISECT_PATCHES:-}" ]; then
 	prefixes=()
 	for k in $BISECT_PATCHES; do
-		[[ $k =~ ^[0-9]+$ ]] && [ $((10#$k)) -ge 1 ] && [ $((10#$k)) -le "$n" ] ||
-			die "BISECT_PATCHES: '$k' is not a patch number 1..$n"
-		prefixes+=($((10#$k)))
+		[[ $k =~ ^([0-9]+)(-([0-9]+))?$ ]] ||
+			die "BISECT_PATCHES: '$k' is not a patch number or range (1..$n, e.g. 3 or 2-5)"
+		lo=$((10#${BASH_REMATCH[1]}))
+		hi=$((10#${BASH_REMATCH[3]:-${BASH_REMATCH[1]}}))
+		[ "$lo" -ge 1 ] && [ "$hi" -le "$n" ] && [ "$lo" -le "$hi" ] ||
+			die "BISECT_PATCHES: '$k' is outside 1..$n"
+		mapfile -t -O ${#prefixes[@]} prefixes < <(seq "$lo" "$hi")
 	done
+	mapfile -t prefixes < <(printf '%s\n' "${prefixes[@]}" | sort -n -u)
 else
 	mapfile -t prefixes < <(seq 1 "$n")
 fi

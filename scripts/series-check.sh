@@ -164,6 +164,8 @@ printf '\nseries: %d patches, BASE %s\n\n' "${#patches[@]}" "$base"
 } | print_table
 echo
 echo "series-check: ${#versions[@]} versions in $(($(date +%s) - start)) s"
+printf '%s\n' "${versions[@]}" | grep -qxF -- "$base" ||
+	echo "note: BASE ($base) is not among the versions checked"
 if [ -n "$newest_ok" ] && dpkg --compare-versions "$newest_ok" gt "$base"; then
 	echo "note: $newest_ok takes the series; BASE ($base) could move up to it"
 fi
