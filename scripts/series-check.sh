@@ -55,15 +55,14 @@ fi
 # Newest first.
 mapfile -t versions < <(printf '%s\n' "${versions[@]}" | sort -u -V -r)
 
-# tarball_stream VERSION: the source tarball of that version on stdout.
+# tarball_stream VERSION DEB: the source tarball of that version on stdout,
+# from /usr/src if that is the version installed, else from DEB.
 tarball_stream() {
-	local v=$1 deb
-	if [ "$(linux_source_version)" = "$v" ] && [ -r "$LINUX_SOURCE_TARBALL" ]; then
+	if [ -z "$2" ]; then
 		cat "$LINUX_SOURCE_TARBALL"
-		return
+	else
+		dpkg-deb --fsys-tarfile "$2" | tar -xO "./usr/src/$PKG.tar.xz"
 	fi
-	deb=$(deb_of "$v")
-	dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/$PKG.tar.xz"
 }
 
 # The .deb of VERSION in the cache, downloaded if missing.
@@ -74,8 +73,11 @@ deb_of() {
 	done | head -n1)
 	if [ -z "$f" ]; then
 		echo "downloading $PKG=$v" >&2
-		(cd "$debs" && apt-get download -q "$PKG=$v" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2) ||
-			return 1
+		# Root's download is "unsandboxed" (the _apt user cannot write
+		# the cache): a warning, not an error.
+		(cd "$debs" && apt-get download -q "$PKG=$v" 2>&1) |
+			{ grep -v '^W: Download is performed unsandboxed' || true; } >&2
+		[ "${PIPESTATUS[0]}" = 0 ] || return 1
 		f=$(deb_of "$v")
 	fi
 	[ -n "$f" ] && echo "$f"
@@ -84,14 +86,22 @@ deb_of() {
 # pristine VERSION: a directory with the touched files of that version
 # (files the series creates are absent, as in the tarball), unpacked once.
 pristine() {
-	local v=$1 dir=$trees/$1-$fileset tmp out
+	local v=$1 dir=$trees/$1-$fileset tmp out deb
 	if [ ! -f "$dir/.done" ]; then
 		rm -rf "$trees/$v"-* && mkdir -p "$dir"
 		tmp=$(mktemp)
 		printf "$PKG/%s\n" $files >"$tmp"
+		deb=
+		if [ "$(linux_source_version)" != "$v" ] || [ ! -r "$LINUX_SOURCE_TARBALL" ]; then
+			deb=$(deb_of "$v") || {
+				echo "cannot download $PKG=$v" >&2
+				rm -f "$tmp"
+				return 1
+			}
+		fi
 		echo "unpacking the series' files from $PKG $v" >&2
 		# Members the series creates are "Not found in archive": fine.
-		out=$(tarball_stream "$v" | tar -xJ -C "$dir" --strip-components=1 -T "$tmp" 2>&1) || true
+		out=$(tarball_stream "$v" "$deb" | tar -xJ -C "$dir" --strip-components=1 -T "$tmp" 2>&1) || true
 		rm -f "$tmp"
 		if printf '%s\n' "$out" | grep -v -e 'Not found in archive' \
 			-e 'Exiting with failure status due to previous errors' | grep -q .; then
