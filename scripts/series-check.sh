@@ -159,7 +159,7 @@ for v in "${versions[@]}"; do
 	fi
 	if [ "$role" = required ] && [ "$result" != applies ]; then
 		failed=1
-		failures+=("$v: $first")
+		if [ "$first" = - ]; then failures+=("$v: $result"); else failures+=("$v: $first"); fi
 		result="FAIL: $result"
 	elif [ "$role" = info ] && [ "$result" != applies ]; then
 		result="$result (below BASE, info)"
