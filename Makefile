@@ -10,6 +10,8 @@
 #   make dkms-install      module source to /usr/src/mfr-VERSION, "dkms add"
 #   make e2e               Debian 12 guest: .debs, DKMS, udev, mfrd (not in make test)
 #   make bench             benchmarks against the kernel without the series: bench/RESULTS.md
+#   make series-check      the series applies (--fuzz=0) to every Debian 6.12 point release >= BASE
+#   make bisect-check      each prefix of the series builds and boots the stock pin test (slow)
 
 SHELL := /bin/bash
 CACHE_ENV := $(if $(MFR_CACHE),MFR_CACHE=$(MFR_CACHE))
@@ -20,7 +22,7 @@ CFLAGS_HELPERS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 HELPERS := $(patsubst tests/helpers/%.c,build/helpers/%,$(wildcard tests/helpers/*.c))
 
 .PHONY: all deps deps-daemon deb install-system kernel module helpers daemon vm-run test test-peer test-mce demo checkpatch ynl-regen clean \
-	install dkms-install e2e bench
+	install dkms-install e2e bench series-check bisect-check
 
 all: module helpers daemon
 
@@ -128,6 +130,16 @@ deb:
 # (bench/run.sh); writes bench/RESULTS.md.
 bench: deps helpers daemon
 	bench/run.sh
+
+# Every linux-source-6.12 the archive offers: the series applies with
+# --fuzz=0 to all at or above kernel-hooks/BASE (downloads cached).
+series-check:
+	scripts/series-check.sh
+
+# One kernel build and one boot per prefix of the series: not part of
+# "make test" (BISECT_DRY_RUN=1 prints the plan, BISECT_PATCHES="1 2").
+bisect-check: deps helpers
+	scripts/bisect-check.sh
 
 # Not part of "make test": about half an hour under TCG (see scripts/e2e/).
 e2e: deps helpers daemon

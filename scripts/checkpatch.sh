@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # checkpatch.pl --strict (from the linux-source tree) over module/ and over
-# every patch of kernel-hooks/.  Any error, warning or check fails.
+# every patch of kernel-hooks/ (and its selftest/ and doc/ drafts).  Any
+# error, warning or check fails.
 #   checkpatch.sh [module|patches|all]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -47,6 +48,10 @@ patches | all)
 	while read -r p; do
 		checkpatch "$MFR_SERIES_DIR/$p" || rc=1
 	done < <(series_patches)
+	# Drafts of the series' selftest and documentation, not in it yet.
+	for f in "$MFR_SERIES_DIR"/selftest/*.c "$MFR_SERIES_DIR"/doc/*.rst; do
+		[ ! -f "$f" ] || checkpatch -f "$f" || rc=1
+	done
 	;;
 esac
 [ "$rc" = 0 ] && echo "checkpatch --strict: clean"

@@ -56,3 +56,23 @@ case ":$PATH:" in
 *":$MFR_VENV/bin:"*) ;;
 *) export PATH="$MFR_VENV/bin:$PATH" ;;
 esac
+
+# Lines of '|'-separated fields on stdin to an aligned table on stdout
+# (the first line is the header); awk only, nothing beyond a base system.
+print_table() {
+	awk -F'|' '{
+		for (i = 1; i <= NF; i++) {
+			cell[NR, i] = $i
+			if (length($i) > w[i]) w[i] = length($i)
+		}
+		if (NF > nf) nf = NF
+	}
+	END {
+		for (r = 1; r <= NR; r++) {
+			line = ""
+			for (i = 1; i <= nf; i++)
+				line = line (i < nf ? sprintf("%-" w[i] "s  ", cell[r, i]) : cell[r, i])
+			print line
+		}
+	}'
+}

@@ -2,7 +2,8 @@
 /*
  * memfd_flags EXPECT: flag semantics of MFD_MF_KEEP_UE_MAPPED.
  *   without MFD_HUGETLB: always EINVAL;
- *   with MFD_HUGETLB: EXPECT is "ok" (mfr.ko loaded) or "EOPNOTSUPP".
+ *   with MFD_HUGETLB: EXPECT is "ok" (mfr.ko loaded), "EOPNOTSUPP" (no
+ *   module) or "EINVAL" (a kernel without the uAPI patch: bisect-check).
  */
 #include <errno.h>
 #include <string.h>
@@ -29,6 +30,10 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "ok"))
 		CHECK(fd >= 0, "MFD_HUGETLB | MFD_MF_KEEP_UE_MAPPED accepted (%s)",
 		      fd < 0 ? strerror(errno) : "fd");
+	else if (!strcmp(argv[1], "EINVAL"))
+		CHECK(fd < 0 && errno == EINVAL,
+		      "MFD_HUGETLB | MFD_MF_KEEP_UE_MAPPED without the uAPI patch: EINVAL (%s)",
+		      strerror(errno));
 	else
 		CHECK(fd < 0 && errno == EOPNOTSUPP,
 		      "MFD_HUGETLB | MFD_MF_KEEP_UE_MAPPED without mfr.ko: EOPNOTSUPP (%s)",
