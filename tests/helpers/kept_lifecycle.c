@@ -186,9 +186,7 @@ static int mode_pinned(int race, const char *cmd_pending)
 	head = pfn_of(base);
 	pfn_a = pfn_of(base + 0x7000);
 	pfn_b = pfn_of(base + off_b);
-	poison_by_madvise(base + 0x7000);
-	expect_unpoison_refused("page A of a kept hugepage", pfn_a);
-
+	/* Registered while healthy: after the error GUP refuses it. */
 	ring = syscall(__NR_io_uring_setup, 4, &p);
 	if (ring < 0) {
 		perror("io_uring_setup");
@@ -200,6 +198,9 @@ static int mode_pinned(int race, const char *cmd_pending)
 	      errno : 0;
 	CHECK(!err, "the kept hugepage is registered as an io_uring fixed buffer (%s)",
 	      err ? strerror(err) : "ok");
+
+	poison_by_madvise(base + 0x7000);
+	expect_unpoison_refused("page A of a kept hugepage", pfn_a);
 
 	munmap(base, hp);
 	if (race)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * pin_hwpoison HOLD_CMD RELEASED_CMD: a kept, poisoned 2 MiB hugepage
- * registered as an io_uring fixed buffer outlives its memfd.  After munmap
+ * pin_hwpoison HOLD_CMD RELEASED_CMD: a kept 2 MiB hugepage registered as
+ * an io_uring fixed buffer, then poisoned, outlives its memfd.  After munmap
  * and close it is pending (HOLD_CMD checks that) and still in the pool;
  * once the buffer is unregistered it is offlined: the pool shrinks by one
  * and the poisoned pfn stays HWPOISON and out of the buddy allocator
@@ -56,10 +56,6 @@ int main(int argc, char **argv)
 	memset(base, 0x5a, HP);
 	pfn = pfn_of(base + 0x7000);
 
-	pthread_create(&t, NULL, poison_thread, base + 0x7000);
-	pthread_join(t, &ok);
-	CHECK(ok, "MADV_HWPOISON: page-sized SIGBUS");
-
 	ring = syscall(__NR_io_uring_setup, 4, &p);
 	CHECK(ring >= 0, "io_uring_setup (%s)", ring < 0 ? strerror(errno) : "ok");
 	if (ring < 0)
@@ -67,8 +63,13 @@ int main(int argc, char **argv)
 	iov.iov_base = base;
 	iov.iov_len = HP;
 	CHECK(!syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS, &iov, 1),
-	      "the poisoned hugepage is registered as a fixed buffer (%s)",
+	      "the hugepage is registered as a fixed buffer (%s)",
 	      strerror(errno));
+
+	/* The error hits a registered buffer; after it, GUP would refuse. */
+	pthread_create(&t, NULL, poison_thread, base + 0x7000);
+	pthread_join(t, &ok);
+	CHECK(ok, "MADV_HWPOISON: page-sized SIGBUS");
 
 	munmap(base, HP);
 	close(fd);
