@@ -239,6 +239,13 @@ int main(int argc, char **argv)
 	      "one MINOR fault, resolved by UFFDIO_CONTINUE on the kept folio (%d, %d errors)",
 	      continues, continue_errors);
 	CHECK(pfn_of(guest + P_OFF) == pfn, "the guest mapping maps the kept folio");
+	/*
+	 * Mapped now: no more faults to resolve.  The fault thread must not
+	 * run on the CPU that takes the action-required machine check, which
+	 * is only recoverable in user mode.
+	 */
+	stop = 1;
+	pthread_join(t, NULL);
 
 	if (!strcmp(how, "madvise")) {
 		/* Nothing traps a load of P here; MADV_HWPOISON cannot pin it. */
@@ -272,8 +279,6 @@ int main(int argc, char **argv)
 	CHECK(intact(other, 0, FILLED) && pfn_of(other + P_OFF) == pfn,
 	      "another mapping still reads the kept hugepage");
 
-	stop = 1;
-	pthread_join(t, NULL);
 	munmap(other, hp);
 	munmap(guest, hp);
 	close(uffd);
