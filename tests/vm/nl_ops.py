@@ -13,8 +13,11 @@ EXPECT_KEPT = 'code=AR lsb=12 exact=1'
 
 # --- status-get, rule-add / rule-get / rule-del ---------------------------
 st = cli('--do', 'status-get', validate=True)
-check(st['hooks-api-version'] == 5 and st['module-version'],
-      f"status-get: hook API 5 and a module version ({st})")
+with open(os.path.join(os.environ['MFR_KSRC'], 'include/linux/mfr.h')) as hdr:
+    API = next(int(line.split()[2]) for line in hdr
+               if line.startswith('#define MFR_HOOKS_API_VERSION'))
+check(st['hooks-api-version'] == API and st['module-version'],
+      f"status-get: hook API {API} and a module version ({st})")
 base_gen = st['generation']
 
 rule = cli('--do', 'rule-add', '--json', '{"name-glob": "guest-ram*", "action": 1}')

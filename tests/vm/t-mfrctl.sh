@@ -13,8 +13,10 @@ chmod 777 "$sync"
 json() { "$PYTHON" -c 'import json, sys; d = json.load(sys.stdin); sys.exit(0 if eval(sys.argv[1]) else 1)' "$1"; }
 wait_file() { for _ in $(seq 1000); do [ -e "$1" ] && return 0; sleep 0.02; done; return 1; }
 
-check "status -j: versions and counters" \
-	json 'd["hooks_api_version"] == 5 and "generation" in d and "memfds_kept" in d' \
+api=$(sed -n 's/^#define MFR_HOOKS_API_VERSION[[:space:]]*\([0-9]*\).*/\1/p' \
+	"$MFR_KSRC/include/linux/mfr.h")
+check "status -j: versions and counters (hook API $api)" \
+	json "d['hooks_api_version'] == ${api:-0} and 'generation' in d and 'memfds_kept' in d" \
 	< <("$ctl" -j status)
 check "stats prints one line per counter" bash -c "'$ctl' stats | grep -q '^raw-pages-kept '"
 check "status on a terminal-less stdout is human text" bash -c "'$ctl' status | grep -qi version"
