@@ -90,6 +90,27 @@ kept_helper() {
 	check "pool counters agree after release" pool_consistent
 }
 
+# kselftest_hugetlb_mfr VARIANT...: the series' selftest (patch 0013) with
+# mfr.ko, where each VARIANT named must have run, not skipped; then without
+# mfr.ko, where it must skip (exit 4, KSFT_SKIP).
+kselftest_hugetlb_mfr() {
+	local bin=$MFR_ROOT/build/kselftest/mm/hugetlb-mfr out rc v
+	out=$("$bin" 2>&1)
+	rc=$?
+	check "hugetlb-mfr with mfr.ko (exit $rc)" test "$rc" = 0
+	for v in "$@"; do
+		# TAP: "ok N hugetlb_mfr.VARIANT.keep_and_release", no "# SKIP".
+		check "hugetlb-mfr: $v ran and passed" \
+			grep -qE "^ok [0-9]+ hugetlb_mfr\.$v\.keep_and_release\$" <<<"$out"
+	done
+	[ "$failures" = 0 ] || echo "$out" | tail -n 30
+	check "rmmod mfr" rmmod mfr
+	"$bin" >/dev/null 2>&1
+	rc=$?
+	check "insmod mfr.ko again" insmod "$MFR_ROOT/module/mfr.ko"
+	check "hugetlb-mfr without mfr.ko skips (exit 4, got $rc)" test "$rc" = 4
+}
+
 # keep_scenario SIZE NPAGES INJECT RELEASE: run keep_hwpoison (see
 # tests/helpers/keep_hwpoison.c) with the module's view checked while the
 # memfd lives (counters, unload refused) and after the release.

@@ -4,12 +4,6 @@
 # hugepages of their size): it passes with mfr.ko and skips (exit 4,
 # KSFT_SKIP) without it.
 . ./lib.sh
-bin=$MFR_ROOT/build/kselftest/mm/hugetlb-mfr
 check "a free 1 GiB page" one_free_1g_page
-check "hugetlb-mfr with mfr.ko" "$bin"
-check "rmmod mfr" rmmod mfr
-"$bin" >/dev/null 2>&1
-rc=$?
-check "insmod mfr.ko again" insmod "$MFR_ROOT/module/mfr.ko"
-check "hugetlb-mfr without mfr.ko skips (exit 4, got $rc)" test "$rc" = 4
+kselftest_hugetlb_mfr 1g_close
 finish
