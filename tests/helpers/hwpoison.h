@@ -28,6 +28,9 @@
 #define KPF_BUDDY 10
 #define KPF_HWPOISON 19
 
+/* The 64-bit word at byte @off of @base, read or written exactly once. */
+#define WORD_AT(base, off) (*(volatile uint64_t *)((char *)(base) + (off)))
+
 struct sigbus_record {
 	int got;
 	int code;

@@ -35,8 +35,6 @@
 #include "hwpoison.h"
 #include "meminfo.h"
 
-#define WORD_AT(base, off) (*(volatile uint64_t *)((char *)(base) + (off)))
-
 static unsigned long hp;	/* hugepage size */
 static unsigned long len;	/* memfd size */
 static int npoison;

@@ -42,8 +42,6 @@
 #define H_OFF 0x5000UL		/* a healthy page of the same hugepage */
 #define FILLED 0x10000UL	/* bytes written at the start of each hugepage */
 
-#define WORD_AT(base, off) (*(volatile uint64_t *)((char *)(base) + (off)))
-
 static unsigned long hp, len;
 static char *base;
 static int memfd;

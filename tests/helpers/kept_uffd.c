@@ -49,8 +49,6 @@ struct uffdio_poison {
 #define FILLED 0x10000UL
 #define AR_CPU 1
 
-#define WORD_AT(base, off) (*(volatile uint64_t *)((char *)(base) + (off)))
-
 static unsigned long hp;
 static int uffd;
 static volatile int continues, continue_errors, stop;
