@@ -109,6 +109,22 @@ part p3 && for r in $(seq "$P3_RUNS"); do
 	done
 done
 
+# The storm starts once mfrd has started: its rule pushed and its first
+# dump of the module's records reconciled (the earlier parts left
+# thousands), so that every storm error reaches it as an event, not in
+# that dump.  p4_storm passes mfrd's other log lines on to $T/mfrd.log.
+p4_go_when_started() {
+	local i
+	for i in $(seq 1500); do
+		grep -q 'started: ' "$T/mfrd.log" && break
+		sleep 0.2
+	done
+	grep -q 'started: ' "$T/mfrd.log" ||
+		{ echo "bench: mfrd did not start within 300 s" >&2; cat "$T/mfrd.log" >&2; return 1; }
+	"$MFR_ROOT/build/daemon/mfrctl" -j rules list | grep -q bench-storm
+	touch "$T/go"
+}
+
 # P4: mfrd opts the storm's memfds in by rule and persists every report.
 p4() {
 	T=$(mktemp -d)
@@ -117,12 +133,11 @@ p4() {
 	printf 'state_dir = %s/state\nmetrics_file = none\nlog_rate_limit_burst = 0\n' "$T" >"$T/mfrd.conf"
 	printf '[rule]\nname-glob = bench-storm-*\naction = keep\n' >"$T/rules/10-storm.conf"
 	mkfifo "$T/log"
-	"$bin/p4_storm" "$T/log" "$T/go" 4 5 10000 >"$T/p4" &
+	"$bin/p4_storm" "$T/log" "$T/go" 4 5 10000 >"$T/p4" 2>"$T/mfrd.log" &
 	storm=$!
 	"$MFR_ROOT/build/daemon/mfrd" --config "$T/mfrd.conf" --rules-dir "$T/rules" 2>"$T/log" &
 	mfrd=$!
-	until "$MFR_ROOT/build/daemon/mfrctl" -j rules list | grep -q bench-storm; do sleep 0.2; done
-	touch "$T/go"
+	p4_go_when_started
 	until [ -s "$T/p4" ]; do sleep 1; done
 	# Earlier parts left offlined records; the storm's pages are kept.
 	module=$("$MFR_ROOT/build/daemon/mfrctl" -j poison list |
@@ -134,7 +149,9 @@ p4() {
 	persisted=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(
 		"SELECT count(DISTINCT pfn) FROM poisoned_pages WHERE memfd_name LIKE ?",
 		("bench-storm-%",)).fetchone()[0])' "$T/state/mfrd.db")
-	sed "s/\$/ module_records=$module persisted=$persisted/; s/^/kernel=$role config=keep /" "$T/p4" | tee -a "$out"
+	grep '^p4 ' "$T/p4" |
+		sed "s/\$/ module_records=$module persisted=$persisted/; s/^/kernel=$role config=keep /" | tee -a "$out"
+	cat "$T/mfrd.log" >&2
 	rm -rf "$T"
 }
 
@@ -150,12 +167,11 @@ p4_bounded() {
 		"$T" "$T" >"$T/mfrd.conf"
 	printf '[rule]\nname-glob = bench-storm-*\naction = keep\n' >"$T/rules/10-storm.conf"
 	mkfifo "$T/log"
-	"$bin/p4_storm" "$T/log" "$T/go" 2 2 "$errors" 0 >"$T/p4" &
+	"$bin/p4_storm" "$T/log" "$T/go" 2 2 "$errors" 0 >"$T/p4" 2>"$T/mfrd.log" &
 	storm=$!
 	"$MFR_ROOT/build/daemon/mfrd" --config "$T/mfrd.conf" --rules-dir "$T/rules" 2>"$T/log" &
 	mfrd=$!
-	until "$MFR_ROOT/build/daemon/mfrctl" -j rules list | grep -q bench-storm; do sleep 0.2; done
-	touch "$T/go"
+	p4_go_when_started
 	until [ -s "$T/p4" ]; do sleep 1; done
 	store_count() {
 		python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1], timeout=10).execute(
@@ -171,16 +187,19 @@ p4_bounded() {
 		python3 -c 'import json, sys; print(sum(e["state"] == "kept" for e in json.load(sys.stdin)))')
 	persisted=$(store_count)
 	metric() { sed -n "s/^$1 //p" "$T/mfr.prom"; }
-	echo "p4bounded memfds=2 errors=$errors module_records=$module persisted=$persisted" \
-		"events_max_rows=500 events_rows=$(metric mfrd_events_rows)" \
-		"events_pruned=$(metric mfrd_events_pruned_total)" \
-		"journal_logged=$(sed -n 's/.* log_lines=\([0-9]*\).*/\1/p' "$T/p4")" \
-		"journal_suppressed=$(metric mfrd_journal_suppressed_total)" |
-		sed "s/^/kernel=$role config=keep /" | tee -a "$out"
+	rows=$(metric mfrd_events_rows)
+	pruned=$(metric mfrd_events_pruned_total)
+	suppressed=$(metric mfrd_journal_suppressed_total)
 	rm "$T/go"
 	wait "$storm" || true
+	logged=$(sed -n 's/^p4end log_lines=//p' "$T/p4")
+	echo "p4bounded memfds=2 errors=$errors module_records=$module persisted=$persisted" \
+		"events_max_rows=500 events_rows=$rows events_pruned=$pruned" \
+		"journal_logged=$logged journal_suppressed=$suppressed" |
+		sed "s/^/kernel=$role config=keep /" | tee -a "$out"
 	kill -TERM "$mfrd"
 	wait "$mfrd" || true
+	cat "$T/mfrd.log" >&2
 	rm -rf "$T"
 }
 

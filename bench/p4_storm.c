@@ -11,6 +11,8 @@
  *   p4_storm LOG GO NMEMFDS HUGEPAGES ERRORS [WAIT]
  * creates the memfds once the file GO exists (mfrd has pushed its rule),
  * then prints one "p4 key=value..." line.  Times are on the guest clock.
+ * Once GO is removed again it prints "p4end log_lines=N", the page lines
+ * mfrd logged by then, and exits.
  * It waits up to WAIT seconds (default 120) for a log line per error: 0
  * for a run whose mfrd rate-limits its journal, which then logs fewer.
  */
@@ -136,5 +138,7 @@ int main(int argc, char **argv)
 	/* The memfds stay open: the script reads the module's dump first. */
 	while (!access(argv[2], F_OK))
 		usleep(100000);
+	/* mfrd's page lines so far, the rate-limited journal's included. */
+	printf("p4end log_lines=%lu\n", atomic_load(&log_lines));
 	return m == errors || !wait_s ? 0 : 1;
 }
