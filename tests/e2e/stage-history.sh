@@ -21,7 +21,8 @@ check "mfrctl summary for people" bash -c "mfrctl summary | grep -q '^Poisoned p
 pfn=$(tail -n 1 "$STATE/recorded-pfns")
 errors_before=$(sed -n 's/^mfrd_store_errors_total //p' "$METRICS")
 check "mfrctl forget $pfn while mfrd runs" bash -c "mfrctl forget $pfn | grep -q '^forgot [1-9]'"
-check "... gone from the store" bash -c "[ \"\$(sql 'SELECT count(*) FROM poisoned_pages WHERE pfn = $pfn')\" = 0 ]"
+gone_from_store() { [ "$(sql "SELECT count(*) FROM poisoned_pages WHERE pfn = $pfn")" = 0 ]; }
+check "... gone from the store" gone_from_store
 sleep 6
 check "... mfrd still running, no new store error" bash -c \
 	"systemctl is-active -q mfrd && grep -qx 'mfrd_store_errors_total $errors_before' '$METRICS'"
