@@ -34,12 +34,18 @@ emit() {
 }
 
 # One instance, then two: the VMs have one vCPU (see run.sh), so the
-# second figure measures two loops sharing it, not two vCPUs.
+# second figure measures two loops sharing it, not two vCPUs.  With
+# address-space randomisation off (setarch -R): a fork copies and frees
+# the page tables of the whole process, and how many there are depends
+# on where ASLR put its mappings, which moved the fork loop by up to 6 %
+# from one process to the next (3175-3372 forks/s over 9 runs in one
+# boot; 3436-3445 without ASLR).
 p2() { # CONFIG [keep]
 	local w n
 	for w in fault fork both; do
 		for n in 1 2; do
-			emit "$1" "$bin/p2_hugetlb_faults" "$w" "$n" "$P2_SECONDS" "$P2_RUNS" ${2:-}
+			emit "$1" setarch "$(uname -m)" -R \
+				"$bin/p2_hugetlb_faults" "$w" "$n" "$P2_SECONDS" "$P2_RUNS" ${2:-}
 		done
 	done
 }

@@ -121,7 +121,11 @@ def p2_section(rows, out):
                "one vCPU, because under `-icount` QEMU runs several vCPUs round-robin "
                "in one host thread (there is no parallelism to measure) and a task "
                "sleeping on an idle vCPU sometimes never woke; the second figure is "
-               "two loops sharing that vCPU.  On bare metal, run "
+               "two loops sharing that vCPU.  The loops run with address-space "
+               "randomisation off (`setarch -R`): a fork copies and frees the page "
+               "tables of the whole process, and how many there are depends on where "
+               "ASLR put its mappings, which moved the fork loop by several per cent "
+               "from one process to the next.  On bare metal, run "
                "`p2_hugetlb_faults fault|fork|both $(nproc) SECONDS RUNS` for one per CPU.\n")
     # (workload, instances, config) -> {boot: [rates]}; a boot's state moves
     # the fork loop by a few per cent, so each boot gives one median.
@@ -200,9 +204,8 @@ def p2_section(rows, out):
                        + " and ".join(f"{r:.4f} with {n} instance(s)" for n, r in ratios)
                        + " of the kernel without it.  The hooks are the same code under both "
                        "figures, so a spread this wide, let alone of opposite sign, is the two "
-                       "boots differing, not the hooks (which part of a boot's state moves this "
-                       "loop's instruction count is not pinned down); resolving it to 1 % takes "
-                       "several boots per kernel.\n")
+                       "boots differing, not the hooks; the median over several boots per "
+                       "kernel is the figure to read.\n")
 
     if unresolved:
         out.append("Not resolved to 1 % here, because their runs spread more than 0.5 %: "
