@@ -65,7 +65,8 @@ test-peer: module helpers
 test-mce: module helpers
 	tests/mce/run.sh
 
-demo: module helpers
+# The demo runs mfrd and mfrctl in the guest.
+demo: module helpers daemon
 	scripts/vm-run.sh "$(CURDIR)/scripts/demo.sh"
 
 checkpatch: kernel

@@ -30,6 +30,9 @@ wait_until() { # SECONDS COMMAND...
 meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
 status() { "$ctl" -j status | "$PYTHON" -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
 PYTHON=/usr/bin/python3
+for bin in "$B/daemon/mfrd" "$ctl"; do
+	[ -x "$bin" ] || { echo "demo: $bin not built (make daemon)" >&2; exit 1; }
+done
 
 step "Patched kernel, mfr.ko loaded"
 cat /proc/version
