@@ -40,14 +40,21 @@ printf 'MFR_KDIR=%q\nMFR_KSRC=%q\n' "$KDIR" "$(dirname "$KDIR")/linux" >"$out/en
 
 # panic=-1 reboots on a panic; virtme's -no-reboot then ends QEMU, so a
 # crashed guest shows up as a missing exit status instead of a hang.
+# virtme-ng has QEMU open the host's stdout and stderr again by path, as
+# file chardevs (each truncating, each with its own offset): a log file
+# they point to would be truncated and overwritten.  Through pipes the
+# caller's files stay as they are.
 set +e
-timeout --foreground -k 10 "$VM_TIMEOUT" "$VNG" --run "$KDIR" --disable-kvm ${VM_VERBOSE:+--verbose} \
-	--memory "$VM_MEM" --cpus "$VM_CPUS" \
-	--append "panic=-1 $VM_APPEND" \
-	${VM_QEMU_OPTS:+"--qemu-opts=$VM_QEMU_OPTS"} \
-	--rwdir "$MFR_ROOT" --cwd "$PWD" \
-	--exec "$MFR_ROOT/scripts/vm-guest.sh $out" </dev/null
-vng_rc=$?
+{
+	timeout --foreground -k 10 "$VM_TIMEOUT" "$VNG" --run "$KDIR" --disable-kvm ${VM_VERBOSE:+--verbose} \
+		--memory "$VM_MEM" --cpus "$VM_CPUS" \
+		--append "panic=-1 $VM_APPEND" \
+		${VM_QEMU_OPTS:+"--qemu-opts=$VM_QEMU_OPTS"} \
+		--rwdir "$MFR_ROOT" --cwd "$PWD" \
+		--exec "$MFR_ROOT/scripts/vm-guest.sh $out" </dev/null 2>&1 >&3 3>&- | cat >&2
+	echo "${PIPESTATUS[0]}" >"$out/vng-rc"
+} 3>&1 | cat
+vng_rc=$(cat "$out/vng-rc" 2>/dev/null || echo 1)
 set -e
 
 if [ ! -f "$out/rc" ]; then
