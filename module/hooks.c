@@ -21,7 +21,6 @@
 
 static const struct mfr_ops mfr_policy_ops = {
 	.api_version = MFR_BUILT_API_VERSION,
-	.owner = THIS_MODULE,
 	.memfd_created = mfr_policy_memfd_created,
 	.mapping_evicted = mfr_policy_mapping_evicted,
 	.page_poisoned = mfr_policy_page_poisoned,
@@ -30,16 +29,15 @@ static const struct mfr_ops mfr_policy_ops = {
 	.folio_offlined = mfr_offline_folio_offlined,
 };
 
+/* The kernel compares the table's hook API version with its own. */
 int mfr_hooks_register(void)
 {
-	unsigned int kernel_api = mfr_hooks_api_version();
+	int err = mfr_register_ops(&mfr_policy_ops);
 
-	if (kernel_api != MFR_BUILT_API_VERSION) {
-		pr_err("kernel provides MFR hook API %u, module built for %u: rebuild mfr.ko against this kernel's headers\n",
-		       kernel_api, MFR_BUILT_API_VERSION);
-		return -ENOEXEC;
-	}
-	return mfr_register_ops(&mfr_policy_ops);
+	if (err == -EINVAL)
+		pr_err("this kernel refused MFR hook API %u, which the module was built for: rebuild mfr.ko against this kernel's headers\n",
+		       MFR_BUILT_API_VERSION);
+	return err;
 }
 
 void mfr_hooks_unregister(void)

@@ -145,8 +145,9 @@ static int mfr_put_counter(struct sk_buff *msg, int attr, atomic_long_t *v)
 
 static int mfr_fill_status(struct sk_buff *msg)
 {
+	/* Registration succeeded: the kernel's version is this one. */
 	if (nla_put_u32(msg, MFR_A_STATUS_HOOKS_API_VERSION,
-			mfr_hooks_api_version()) ||
+			MFR_HOOKS_API_VERSION) ||
 	    nla_put_string(msg, MFR_A_STATUS_MODULE_VERSION, MFR_VERSION) ||
 	    mfr_put_counter(msg, MFR_A_STATUS_MEMFDS_KEPT,
 			    &mfr_stats.memfds_kept) ||

@@ -449,29 +449,22 @@ static bool mfr_mapping_poisoned(struct address_space *mapping)
 	return poisoned;
 }
 
+/*
+ * The memfd is named by a descriptor of the caller's own: userspace takes
+ * another process's with pidfd_getfd(2), whose ptrace-attach check is the
+ * one that matters.  A generic netlink request runs in the sender's
+ * context, so fget() looks in its table.
+ */
 static struct file *mfr_nl_memfd_file(struct genl_info *info)
 {
 	struct nlattr **tb = info->attrs;
 	struct file *file;
 
-	file = mfr_fget_task_fd(nla_get_u32(tb[MFR_A_MEMFD_PID]),
-				nla_get_u32(tb[MFR_A_MEMFD_FD]));
-	if (IS_ERR(file)) {
-		switch (PTR_ERR(file)) {
-		case -ESRCH:
-			NL_SET_ERR_MSG_ATTR(info->extack, tb[MFR_A_MEMFD_PID],
-					    "pid: no such process");
-			break;
-		case -EPERM:
-			NL_SET_ERR_MSG_ATTR(info->extack, tb[MFR_A_MEMFD_PID],
-					    "pid: no ptrace-attach permission on the process");
-			break;
-		case -EBADF:
-			NL_SET_ERR_MSG_ATTR(info->extack, tb[MFR_A_MEMFD_FD],
-					    "fd: not open in the process");
-			break;
-		}
-		return file;
+	file = fget(nla_get_u32(tb[MFR_A_MEMFD_FD]));
+	if (!file) {
+		NL_SET_ERR_MSG_ATTR(info->extack, tb[MFR_A_MEMFD_FD],
+				    "fd: not open in the calling process");
+		return ERR_PTR(-EBADF);
 	}
 	if (!mfr_file_is_hugetlb(file)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, tb[MFR_A_MEMFD_FD],
@@ -523,7 +516,10 @@ static int mfr_nl_memfd_set_keep(struct genl_info *info, struct file *file,
 				    "fd: the memfd already has poisoned pages");
 		return -EBUSY;
 	}
-	/* Owner: the process that holds the fd; it may not have made it. */
+	/*
+	 * Owner: the process the caller took the memfd from; it may not have
+	 * made it.
+	 */
 	rcu_read_lock();
 	tsk = pid_task(find_vpid(nla_get_u32(info->attrs[MFR_A_MEMFD_PID])),
 		       PIDTYPE_TGID);
@@ -536,7 +532,7 @@ static int mfr_nl_memfd_set_keep(struct genl_info *info, struct file *file,
 	rcu_read_unlock();
 	if (!tsk) {
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[MFR_A_MEMFD_PID],
-				    "pid: the process exited");
+				    "pid: no such process");
 		return -ESRCH;
 	}
 	/*

@@ -23,9 +23,9 @@
 #                        options and boots faster)
 #   BISECT_NO_BOOT=1     build only
 #
-# The builds go to $MFR_CACHE/kernel/bisect-<key> (build-kernel.sh keeps
-# the two newest) and share ccache with the other builds; the last prefix,
-# the whole series, is the ordinary <flavor>-<key> build.  Kconfig symbols
+# The prefixes are built one after the other in $MFR_CACHE/kernel/bisect,
+# each incrementally on the one before (build-kernel.sh); the last, the
+# whole series, is the ordinary <flavor> build.  Kconfig symbols
 # that a later patch introduces are left out of a prefix's fragment.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# Build the patched 6.12 kernel into $MFR_CACHE/kernel/<flavor>-<key>/:
-# unpack Debian's linux-source-6.12, apply kernel-hooks/series, configure
-# from kernel-hooks/<flavor>.config on top of allnoconfig, build with ccache.
+# Build the patched 6.12 kernel into $MFR_CACHE/kernel/<flavor>/: unpack
+# Debian's linux-source-6.12, apply kernel-hooks/series, configure from
+# kernel-hooks/<flavor>.config on top of allnoconfig, build with ccache.
+# A changed series or config is patched in place and built incrementally.
 # Prints the build directory (the O= tree, usable as KDIR) on stdout.
 #
 #   --prepare-only   unpack and patch, do not configure or build
@@ -19,13 +20,14 @@ prepare_only=
 	die "no config fragment $MFR_SERIES_DIR/$KERNEL_FLAVOR.config"
 
 dir=$(kernel_dir)
+key=$(kernel_key)
 src=$dir/linux
 obj=$dir/obj
 mkdir -p "$dir"
 exec 9>"$dir/.lock"
 flock 9
 
-if [ -f "$dir/.built" ] && [ -z "$prepare_only" ]; then
+if [ "$(cat "$dir/.built" 2>/dev/null)" = "$key" ] && [ -z "$prepare_only" ]; then
 	echo "$obj"
 	exit 0
 fi
@@ -35,22 +37,33 @@ have=$(linux_source_version)
 [ "$base" = "$have" ] ||
 	echo "warning: series made against linux-source-6.12 $base, building on $have" >&2
 
-if [ ! -f "$dir/.patched" ]; then
-	rm -rf "$src" "$obj"
-	mkdir -p "$src"
+if [ "$(cat "$dir/.patched" 2>/dev/null)" != "$key" ]; then
+	rm -f "$dir/.built" "$dir/.patched"
+	new=$dir/linux.new
+	rm -rf "$new"
+	mkdir -p "$new"
 	echo "unpacking $LINUX_SOURCE_TARBALL ($have)" >&2
-	tar -xf "$LINUX_SOURCE_TARBALL" -C "$src" --strip-components=1
+	tar -xf "$LINUX_SOURCE_TARBALL" -C "$new" --strip-components=1
 	while read -r p; do
 		[ -f "$MFR_SERIES_DIR/$p" ] || die "series names $p, which does not exist"
 		# No fuzz: a patch that only applies loosely is treated as broken.
-		if ! out=$(patch -d "$src" -p1 --batch --forward --fuzz=0 \
+		if ! out=$(patch -d "$new" -p1 --batch --forward --fuzz=0 \
 			--no-backup-if-mismatch -r - <"$MFR_SERIES_DIR/$p" 2>&1); then
 			echo "$out" >&2
 			die "${MFR_SERIES_DIR#"$MFR_ROOT"/}/$p does not apply to linux-source-6.12 $have"
 		fi
 		echo "applied $p" >&2
 	done < <(series_patches)
-	touch "$dir/.patched"
+	if [ -d "$src" ] && [ -d "$obj" ]; then
+		# Rewrite only the files whose content changed: make then
+		# rebuilds what depends on them, nothing else.
+		rsync -rc --delete "$new/" "$src/"
+		rm -rf "$new"
+	else
+		rm -rf "$src" "$obj"
+		mv "$new" "$src"
+	fi
+	echo "$key" >"$dir/.patched"
 fi
 if [ -n "$prepare_only" ]; then
 	echo "$src"
@@ -76,16 +89,15 @@ done <"$frag"
 [ "$missing" = 0 ] || die "config fragment $frag does not apply cleanly"
 
 export CCACHE_DIR=${CCACHE_DIR:-$MFR_CACHE/ccache}
-# Paths below $dir are rewritten relative, so a build under a new key
-# still hits the cache for every file the series did not change.
+# The paths of a flavor's build never change, so the cache also serves a
+# rebuild from nothing (a header every file includes changed).
 export CCACHE_BASEDIR=$dir CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 export KBUILD_BUILD_TIMESTAMP="2025-01-01 00:00 UTC" KBUILD_BUILD_USER=mfr KBUILD_BUILD_HOST=mfr
 jobs=$(($(nproc) + 1))
 echo "building $KERNEL_FLAVOR kernel in $obj (-j$jobs)" >&2
 make -C "$src" O="$obj" ARCH=x86_64 CC="ccache gcc" -j"$jobs" bzImage modules >&2
-touch "$dir/.built"
+echo "$key" >"$dir/.built"
 
-# Keep the two newest builds of this flavor; older keys are dead weight.
-ls -1dt "$MFR_CACHE/kernel/$KERNEL_FLAVOR"-* 2>/dev/null | tail -n +3 |
-	while read -r old; do rm -rf "$old"; done
+# Builds of earlier versions of this script, one directory per key.
+rm -rf "$MFR_CACHE/kernel/$KERNEL_FLAVOR"-[0-9a-f]*[0-9a-f]
 echo "$obj"

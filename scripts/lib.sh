@@ -30,8 +30,8 @@ linux_source_version() {
 	dpkg-query -W -f '${Version}' linux-source-6.12 2>/dev/null || echo unknown
 }
 
-# The build directory is keyed by everything that changes the kernel: the
-# source package version, the series (names and content) and the config.
+# Everything that changes the kernel: the source package version, the
+# series (names and content) and the config.
 kernel_key() {
 	{
 		linux_source_version
@@ -41,8 +41,11 @@ kernel_key() {
 	} | sha256sum | cut -c1-16
 }
 
+# One build directory per flavor, at a fixed path: a new series or config
+# is patched into it in place and rebuilt incrementally (the .key file
+# says which it holds), and ccache hits, since every path stays the same.
 kernel_dir() {
-	echo "$MFR_CACHE/kernel/$KERNEL_FLAVOR-$(kernel_key)"
+	echo "$MFR_CACHE/kernel/$KERNEL_FLAVOR"
 }
 
 # Userspace tools come from Debian (python3-yaml, python3-jsonschema) and a

@@ -8,7 +8,7 @@ import os
 import subprocess
 import tempfile
 
-from nltest import Raw, Workload, attr, check, errname, finish, status, u32, u64
+from nltest import Raw, Workload, attr, check, errname, finish, getfd, status, u32, u64
 
 # uAPI numbers (module/include/uapi/linux/mfr.h)
 RULE_ADD, RULE_DEL, MEMFD_SET = 2, 3, 6
@@ -79,24 +79,27 @@ hfile.truncate(2 << 20)
 # A HugeTLB memfd whose page was poisoned before any opt-in.
 early = Workload('poisoned-early', 1, ['poison:0', 'ready:@p', 'wait:@q', 'close'])
 early_pid, early_fd, _ = early.ready('p')
+# memfd-set names a memfd by a descriptor of the caller's (pidfd_getfd(2)).
+myfd = getfd(pid, fd)
+early_myfd = getfd(early_pid, early_fd)
 
 def mset(p, f, policy=1, extra=b''):
     return u32(M_PID, p) + u32(M_FD, f) + u32(M_POLICY, policy) + extra
 
 
-expect('memfd-set without pid', MEMFD_SET, u32(M_FD, fd) + u32(M_POLICY, 1), EINVAL, 'pid', M_PID)
+expect('memfd-set without pid', MEMFD_SET, u32(M_FD, myfd) + u32(M_POLICY, 1), EINVAL, 'pid', M_PID)
 expect('memfd-set without fd', MEMFD_SET, u32(M_PID, pid) + u32(M_POLICY, 1), EINVAL, 'fd', M_FD)
-expect('memfd-set without policy', MEMFD_SET, u32(M_PID, pid) + u32(M_FD, fd), EINVAL,
+expect('memfd-set without policy', MEMFD_SET, u32(M_PID, pid) + u32(M_FD, myfd), EINVAL,
        'policy', M_POLICY)
-expect('memfd-set pid 0', MEMFD_SET, mset(0, fd), ERANGE)
-expect('memfd-set pid out of range', MEMFD_SET, mset(5000000, fd), ERANGE)
-expect('memfd-set no such pid', MEMFD_SET, mset(4000000, fd), ESRCH, 'no such process')
+expect('memfd-set pid 0', MEMFD_SET, mset(0, myfd), ERANGE)
+expect('memfd-set pid out of range', MEMFD_SET, mset(5000000, myfd), ERANGE)
+expect('memfd-set no such pid', MEMFD_SET, mset(4000000, myfd), ESRCH, 'no such process')
 expect('memfd-set fd out of range', MEMFD_SET, mset(pid, 1 << 31), ERANGE)
 expect('memfd-set fd not open', MEMFD_SET, mset(pid, 999), EBADF, 'not open')
-expect('memfd-set policy out of range', MEMFD_SET, mset(pid, fd, 7), ERANGE)
-expect('memfd-set budget out of range', MEMFD_SET, mset(pid, fd, 1, u32(M_BUDGET, 1 << 21)),
+expect('memfd-set policy out of range', MEMFD_SET, mset(pid, myfd, 7), ERANGE)
+expect('memfd-set budget out of range', MEMFD_SET, mset(pid, myfd, 1, u32(M_BUDGET, 1 << 21)),
        ERANGE)
-expect('memfd-set budget with policy default', MEMFD_SET, mset(pid, fd, 0, u32(M_BUDGET, 1)),
+expect('memfd-set budget with policy default', MEMFD_SET, mset(pid, myfd, 0, u32(M_BUDGET, 1)),
        EINVAL, 'budget')
 expect('memfd-set on a regular file', MEMFD_SET, mset(me, tmpf.fileno()), EINVAL,
        'not a HugeTLB file')
@@ -104,12 +107,14 @@ expect('memfd-set on a socket', MEMFD_SET, mset(me, raw.sock.fileno()), EINVAL,
        'not a HugeTLB file')
 expect('memfd-set on a hugetlbfs file that is not a memfd', MEMFD_SET, mset(me, hfile.fileno()),
        EINVAL, 'not a memfd')
-expect('memfd-set on a memfd with poisoned pages', MEMFD_SET, mset(early_pid, early_fd), EBUSY,
+expect('memfd-set on a memfd with poisoned pages', MEMFD_SET, mset(early_pid, early_myfd), EBUSY,
        'poisoned')
 
 check(status()['generation'] == gen0,
       f'no rejected request changed any state (generation {gen0} -> {status()["generation"]})')
 
+os.close(myfd)
+os.close(early_myfd)
 w.go('b')
 w.finish()
 early.go('q')

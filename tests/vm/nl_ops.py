@@ -5,7 +5,7 @@ cgroup rule, memfd-set on a live memfd, budget fallback."""
 import os
 import subprocess
 
-from nltest import Workload, check, cli, dump, errno_of, finish, do, memfds, \
+from nltest import Workload, check, cli, dump, errno_of, finish, do, getfd, memfds, \
     poison, status
 
 HP = 2 << 20
@@ -84,8 +84,12 @@ pid, fd, ino = w.ready('a')
 check(ino not in memfds(), 'a memfd no rule matches is not listed')
 
 # --- memfd-set on a live memfd, then budget fallback ----------------------
+# The request names the memfd by a descriptor of ours, as mfrctl does; ours
+# is closed at once, or it would hold the memfd after the workload's close.
+myfd = getfd(pid, fd)
 reply = cli('--do', 'memfd-set', '--json',
-            f'{{"pid": {pid}, "fd": {fd}, "policy": 1, "budget": 2}}')
+            f'{{"pid": {pid}, "fd": {myfd}, "policy": 1, "budget": 2}}', pass_fds=(myfd,))
+os.close(myfd)
 check(reply['inode'] == ino and reply['policy'] == 'keep' and reply['budget'] == 2,
       f'memfd-set keeps the live memfd with budget 2 ({reply})')
 m = memfds().get(ino, {})
@@ -97,7 +101,8 @@ before = status()
 w = Workload('scratch-2', 1, ['ready:@a', 'wait:@b', 'poison:0', 'poison:1', 'poison:2',
                               'read:3', 'ready:@c', 'wait:@d', 'close'])
 pid, fd, ino = w.ready('a')
-do('memfd-set', {'pid': pid, 'fd': fd, 'policy': 1, 'budget': 2})
+myfd = getfd(pid, fd)
+do('memfd-set', {'pid': pid, 'fd': myfd, 'policy': 1, 'budget': 2})
 w.go('b')
 w.ready('c')
 m = memfds()[ino]
@@ -110,7 +115,8 @@ check([p['state'] for p in recs] == ['fallback'] * 3,
 after = status()
 check(after['budget-fallbacks'] == before['budget-fallbacks'] + 1,
       'status: one budget fallback')
-e, ext = errno_of(lambda: do('memfd-set', {'pid': pid, 'fd': fd, 'policy': 0}))
+e, ext = errno_of(lambda: do('memfd-set', {'pid': pid, 'fd': myfd, 'policy': 0}))
+os.close(myfd)
 check(e == 16 and 'poisoned' in (ext or {}).get('msg', ''),
       f'memfd-set default on a poisoned memfd: EBUSY ({e}, {ext})')
 w.go('d')
@@ -126,7 +132,10 @@ check(len(recs) == 3 and all(p['state'] == 'offlined' for p in recs),
 w = Workload('scratch-3', 1, ['ready:@a', 'wait:@b', 'close'], keep=True)
 pid, fd, ino = w.ready('a')
 kept = status()['memfds-kept']
-reply = cli('--do', 'memfd-set', '--json', f'{{"pid": {pid}, "fd": {fd}, "policy": 0}}')
+myfd = getfd(pid, fd)
+reply = cli('--do', 'memfd-set', '--json', f'{{"pid": {pid}, "fd": {myfd}, "policy": 0}}',
+            pass_fds=(myfd,))
+os.close(myfd)
 check(reply['policy'] == 'default' and ino not in memfds() and status()['memfds-kept'] == kept - 1,
       f'memfd-set default releases a clean kept memfd ({reply})')
 w.go('b')

@@ -5,7 +5,6 @@
   nl_perms.py netns           from a network namespace other than the
                               initial one, without CAP_NET_ADMIN there:
                               every request, status-get too, EPERM
-  nl_perms.py noptrace PID FD memfd-set on a process we may not ptrace: EPERM
 """
 import errno
 import sys
@@ -37,9 +36,4 @@ if sys.argv[1] in ('nobody', 'netns'):
         except OSError as err:
             joined = err.errno
         check(joined == EPERM, f'joining "events": EPERM (got {errname(joined)})')
-else:
-    pid, fd = int(sys.argv[2]), int(sys.argv[3])
-    e, msg, _, _ = raw.request(6, u32(3, pid) + u32(14, fd) + u32(9, 1))
-    check(e == EPERM and 'ptrace' in msg,
-          f'memfd-set without ptrace rights on the target: EPERM (got {errname(e)}, "{msg}")')
 finish()

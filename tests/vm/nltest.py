@@ -5,6 +5,7 @@ TAP-style checks, the kernel's YNL library and CLI driving module/mfr.yaml,
 raw generic netlink requests (for malformed input), and memfd_script
 workloads.  Runs as root in the guest; MFR_ROOT and MFR_KSRC are set.
 """
+import ctypes
 import errno
 import json
 import os
@@ -57,13 +58,33 @@ def status():
     return do('status-get')
 
 
-def cli(*args, validate=False):
+def cli(*args, validate=False, pass_fds=()):
     """The kernel's YNL CLI with the spec; parsed JSON output."""
     schema = ['--schema', SCHEMA] if validate else ['--no-schema']
     out = subprocess.run([sys.executable, os.path.join(KSRC, 'tools/net/ynl/cli.py'),
                           '--spec', SPEC, *schema, '--output-json', *args],
-                         check=True, capture_output=True, text=True).stdout
+                         check=True, capture_output=True, text=True,
+                         pass_fds=pass_fds).stdout
     return json.loads(out) if out.strip() else None
+
+
+SYS_PIDFD_GETFD = 438
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def getfd(pid, fd):
+    """Our own descriptor of process pid's fd, taken as mfrctl takes it
+    (pidfd_getfd(2), which needs ptrace-attach rights): memfd-set names a
+    memfd by a descriptor of the caller's."""
+    pidfd = os.pidfd_open(pid)
+    try:
+        r = _libc.syscall(SYS_PIDFD_GETFD, pidfd, fd, 0)
+        if r < 0:
+            e = ctypes.get_errno()
+            raise OSError(e, os.strerror(e))
+        return r
+    finally:
+        os.close(pidfd)
 
 
 def errno_of(fn):

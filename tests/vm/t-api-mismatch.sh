@@ -20,7 +20,8 @@ echo "$msg"
 api=$(sed -n 's/^#define MFR_HOOKS_API_VERSION[[:space:]]*\([0-9]*\).*/\1/p' \
 	"$MFR_KSRC/include/linux/mfr.h")
 check "kernel log names both versions" \
-	grep -q "kernel provides MFR hook API $api, module built for 48879" <<<"$msg"
+	grep -q "built for hook API 48879, this kernel provides $api" <<<"$msg"
+check "the module says how to mend it" grep -q "rebuild mfr.ko against this kernel's headers" <<<"$msg"
 if ynl --do status-get >/dev/null 2>&1; then
 	fail "an mfr family is registered after the refused load"
 else

@@ -48,18 +48,20 @@ chmod -R a+rX "$pub"
 check "nobody: EPERM for every request but status-get, and for events" \
 	as_nobody env MFR_KSRC="$pub/ksrc" MFR_SPEC="$pub/mfr.yaml" "$PYTHON" "$pub/nl_perms.py" nobody
 
-# memfd-set needs ptrace-attach rights on the process holding the memfd.
+# mfrctl takes the memfd of another process with pidfd_getfd(2), which
+# needs ptrace-attach rights on it.
 sync_dir=$(mktemp -d)
 chmod 777 "$sync_dir"
 as_nobody "$MFR_ROOT/build/helpers/memfd_script" nobody-ram 1 "ready:$sync_dir/a" \
 	"wait:$sync_dir/b" close &
 for _ in $(seq 500); do [ -e "$sync_dir/a" ] && break; sleep 0.02; done
 read -r tpid tfd _ <"$sync_dir/a"
-check "root without CAP_SYS_PTRACE: memfd-set on nobody's memfd is EPERM" \
-	setpriv --bounding-set=-sys_ptrace --inh-caps=-sys_ptrace \
-	env MFR_KSRC="$pub/ksrc" MFR_SPEC="$pub/mfr.yaml" "$PYTHON" "$pub/nl_perms.py" noptrace "$tpid" "$tfd"
-check "root with CAP_SYS_PTRACE: memfd-set on nobody's memfd works" \
-	ynl --do memfd-set --json "{\"pid\": $tpid, \"fd\": $tfd, \"policy\": 0}"
+ctl=$MFR_ROOT/build/daemon/mfrctl
+check "root without CAP_SYS_PTRACE: memfd set on nobody's memfd is refused (exit 4), naming ptrace" \
+	bash -c "setpriv --bounding-set=-sys_ptrace --inh-caps=-sys_ptrace '$ctl' memfd set $tpid $tfd default \
+		2>&1 >/dev/null | grep -q 'ptrace-attach'; [ \${PIPESTATUS[0]} = 4 ]"
+check "root with CAP_SYS_PTRACE: memfd set on nobody's memfd works" \
+	"$ctl" memfd set "$tpid" "$tfd" default
 touch "$sync_dir/b"
 wait
 rm -rf "$pub" "$sync_dir"
