@@ -5,6 +5,7 @@ TAP-style checks, the kernel's YNL library and CLI driving module/mfr.yaml,
 raw generic netlink requests (for malformed input), and memfd_script
 workloads.  Runs as root in the guest; MFR_ROOT and MFR_KSRC are set.
 """
+import copy
 import ctypes
 import errno
 import json
@@ -23,6 +24,27 @@ SCHEMA = os.path.join(KSRC, 'Documentation/netlink/genetlink.yaml')
 HELPERS = os.path.join(ROOT, 'build/helpers')
 sys.path.insert(0, os.path.join(KSRC, 'tools/net/ynl'))
 from lib import YnlFamily, NlError  # noqa: E402
+import yaml  # noqa: E402
+
+_safe_load = yaml.safe_load
+_parsed = {}
+
+
+def _safe_load_once(stream):
+    """yaml.safe_load for the YNL library, parsing each spec file once per
+    process (with libyaml where there is one): family() builds a family
+    for every request, and under TCG each pure-Python parse of the spec
+    takes seconds."""
+    name = getattr(stream, 'name', None)
+    if name is None:
+        return _safe_load(stream)
+    if name not in _parsed:
+        loader = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
+        _parsed[name] = yaml.load(stream, Loader=loader)
+    return copy.deepcopy(_parsed[name])
+
+
+yaml.safe_load = _safe_load_once
 
 failures = 0
 
