@@ -321,6 +321,17 @@ def p5_section(rows, out):
     out.append("")
 
 
+def build_name(kdir):
+    """FLAVOR-KEY of a kernel build directory (scripts/build-kernel.sh)."""
+    d = os.path.dirname(kdir)
+    try:
+        with open(os.path.join(d, '.built')) as f:
+            key = f.read().strip()
+    except OSError:
+        key = '?'
+    return f"{os.path.basename(d)}-{key}"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--results", required=True)
@@ -342,8 +353,8 @@ def main():
     out.append("- Kernels: Debian linux-source-6.12 "
                f"{cmd('dpkg-query', '-W', '-f', '${Version}', 'linux-source-6.12').strip()}, "
                "non-debug `kernel-hooks/bench.config`, with the series "
-               f"(`{os.path.basename(os.path.dirname(a.mfr_kdir))}`) and without it "
-               f"(`{os.path.basename(os.path.dirname(a.stock_kdir))}`); each in a VM of "
+               f"(`{build_name(a.mfr_kdir)}`) and without it "
+               f"(`{build_name(a.stock_kdir)}`); each in a VM of "
                "one vCPU under `-icount shift=0,sleep=off` (the guest clock advances "
                "1 ns per guest instruction), side by side.\n")
     for section in (p1_section, p2_section, p3_section, p4_section, p5_section):

@@ -119,7 +119,8 @@ if [ -n "${BISECT_DRY_RUN:-}" ]; then
 			read -r dir fl dropped < <(series_dir "$k")
 			bdir=$(MFR_SERIES_DIR=$dir KERNEL_FLAVOR=$fl kernel_dir)
 			cached=no
-			[ -f "$bdir/.built" ] && cached=yes
+			[ "$(cat "$bdir/.built" 2>/dev/null)" = "$(MFR_SERIES_DIR=$dir KERNEL_FLAVOR=$fl kernel_key)" ] &&
+				cached=yes
 			echo "1-$k|${patches[$((k - 1))]}|$dropped|$(expect_flag "$k")|${bdir/#$HOME/\~}|$cached"
 		done
 	} | print_table

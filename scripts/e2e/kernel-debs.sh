@@ -7,7 +7,7 @@
 # build stamp as the build: make finds everything up to date and only
 # packs (a copy of the tree would not do: tools/objtool records absolute
 # paths, relinks, and every object then depends on a newer objtool).
-# Cached in <kernel dir>/debs/, keyed like the kernel build.  Prints the
+# Cached in <kernel dir>/debs/ for the build it packed.  Prints the
 # directory holding the .deb files.
 #
 # The headers package gets the kernel's .config added: bookworm's dkms
@@ -22,7 +22,10 @@ mkdir -p "$debs"
 # The build's own lock: no kernel build runs in the tree meanwhile.
 exec 9>"$kdir/.lock"
 flock 9
-if [ -f "$debs/.done" ]; then
+# .done names the build it packed (the key in .built): the build
+# directory is reused for every series and config.
+key=$(cat "$kdir/.built")
+if [ "$(cat "$debs/.done" 2>/dev/null)" = "$key" ]; then
 	echo "$debs"
 	exit 0
 fi
@@ -58,5 +61,5 @@ cp "$obj/.config" "$tmp/usr/src/linux-headers-$release/.config"
 	xargs -0 md5sum >DEBIAN/md5sums)
 dpkg-deb -Zxz -b "$tmp" "$hdr" >/dev/null
 rm -rf "$tmp"
-touch "$debs/.done"
+echo "$key" >"$debs/.done"
 echo "$debs"
