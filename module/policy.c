@@ -316,10 +316,19 @@ int mfr_policy_memfd_created(struct file *file, unsigned int flags)
 	if (!(flags & MFD_MF_KEEP_UE_MAPPED))
 		m->rule_id = verdict.rule_id;
 
-	/* Called through the hooks, which hold a module reference. */
+	/*
+	 * The kept memfd holds the module.  Once an unload has begun no
+	 * reference is to be had (the hooks hold none, unregistering waits
+	 * for this call): the memfd is then treated as without the module.
+	 */
+	if (!try_module_get(THIS_MODULE)) {
+		mfr_memfd_free(m);
+		return (flags & MFD_MF_KEEP_UE_MAPPED) ? -EOPNOTSUPP : 0;
+	}
 	mutex_lock(&mfr_memfds_lock);
 	err = mfr_memfd_keep(m, &generation);
 	mutex_unlock(&mfr_memfds_lock);
+	module_put(THIS_MODULE);
 	if (err)
 		mfr_memfd_free(m);
 	return err;
