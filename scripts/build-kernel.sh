@@ -57,7 +57,7 @@ if [ "$(cat "$dir/.patched" 2>/dev/null)" != "$key" ]; then
 	if [ -d "$src" ] && [ -d "$obj" ]; then
 		# Rewrite only the files whose content changed: make then
 		# rebuilds what depends on them, nothing else.
-		rsync -rc --delete "$new/" "$src/"
+		rsync -rlc --delete "$new/" "$src/" >&2
 		rm -rf "$new"
 	else
 		rm -rf "$src" "$obj"
