@@ -30,7 +30,7 @@ restarted() {
 	systemctl is-active -q mfrd && [ "$(unit_prop mfrd NRestarts)" -gt "$restarts_before" ]
 }
 all_ready() { for m in 0 1 2 3; do [ -e "$sync_dir/ready$m" ] || return 1; done; }
-check "systemd restarted mfrd (Restart=on-failure)" wait_until 120 restarted
+check "systemd restarted mfrd (Restart=always)" wait_until 120 restarted
 check "1000 errors injected" wait_until 1800 all_ready
 echo "E2E: # $(kept_now) pages kept, NRestarts $(unit_prop mfrd NRestarts)"
 
