@@ -27,9 +27,15 @@
 static double *injected_at, *logged_at;	/* by pfn */
 static uint64_t max_pfn;
 static atomic_ulong logged, log_lines;
+static atomic_bool storming;	/* the arrays above are set up */
 static FILE *log_in;
 
-/* "... poisoned, pfn 0x1234..." from mfrd, live or from a reconcile. */
+/*
+ * "... poisoned, pfn 0x1234..." from mfrd, live or from a reconcile.  It
+ * reads from mfrd's start: the script waits for mfrd's "started" line,
+ * and a full pipe would stop mfrd before it (the earlier parts' records
+ * are logged as it reconciles).  Page lines count from the storm on.
+ */
 static void *read_log(void *arg)
 {
 	char *line = NULL;
@@ -44,6 +50,8 @@ static void *read_log(void *arg)
 			fprintf(stderr, "mfrd: %s", line);
 			continue;
 		}
+		if (!atomic_load_explicit(&storming, memory_order_acquire))
+			continue;
 		atomic_fetch_add(&log_lines, 1);
 		pfn = strtoull(p + strlen("poisoned, pfn "), NULL, 16);
 		if (pfn <= max_pfn && injected_at[pfn] > 0 && !logged_at[pfn]) {
@@ -89,6 +97,7 @@ int main(int argc, char **argv)
 		perror(argv[1]);
 		return 2;
 	}
+	pthread_create(&reader, NULL, read_log, NULL);
 	while (access(argv[2], F_OK))
 		usleep(100000);
 
@@ -112,7 +121,7 @@ int main(int argc, char **argv)
 	logged_at = calloc(max_pfn + 1, sizeof(double));
 	if (!injected_at || !logged_at)
 		return 2;
-	pthread_create(&reader, NULL, read_log, NULL);
+	atomic_store_explicit(&storming, true, memory_order_release);
 
 	t0 = now();
 	for (i = 0; i < errors; i++) {
