@@ -286,7 +286,11 @@ def p4_section(rows, out):
     out.append("Bounded growth under the same kind of storm: the journal rate limit at "
                "its default (50 entries of a kind per 60 s, the rest summed up) and "
                "the events log kept to `events_max_rows`.  The page records are never "
-               "pruned: none may be lost.\n")
+               "pruned: none may be lost.  *Journal entries*: page lines mfrd logged "
+               "during the storm; *suppressed*: entries of every kind the rate limit "
+               "left out since mfrd started, the reconcile of the earlier parts' "
+               "records at its start included (which also spends the window's 50 "
+               "page entries before the storm begins).\n")
     out.append("| errors | module records | persisted | lost | events rows (max) | "
                "events pruned | journal entries | journal suppressed |")
     out.append("|---|---|---|---|---|---|---|---|")
