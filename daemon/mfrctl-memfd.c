@@ -55,9 +55,10 @@ static int memfd_take(struct mfrctl *ctl, int *fd)
 
 	pidfd = pidfd_open(ctl->pid, 0);
 	if (pidfd < 0) {
+		err = errno;
 		fprintf(stderr, "mfrctl: %s: process %u: %s\n", ctl->what,
-			ctl->pid, strerror(errno));
-		return errno == EPERM ? EXIT_DENIED : EXIT_FAILED;
+			ctl->pid, strerror(err));
+		return err == EPERM ? EXIT_DENIED : EXIT_FAILED;
 	}
 	*fd = pidfd_getfd(pidfd, ctl->fd, 0);
 	err = errno;

@@ -42,8 +42,9 @@ kernel_key() {
 }
 
 # One build directory per flavor, at a fixed path: a new series or config
-# is patched into it in place and rebuilt incrementally (the .key file
-# says which it holds), and ccache hits, since every path stays the same.
+# is patched into it in place and rebuilt incrementally (.patched and
+# .built hold the kernel_key of what it holds), and ccache hits, since
+# every path stays the same.
 kernel_dir() {
 	echo "$MFR_CACHE/kernel/$KERNEL_FLAVOR"
 }

@@ -33,8 +33,10 @@ ynl() {
 # t-status drive the status through the YNL CLI itself.
 MFRCTL=$MFR_ROOT/build/daemon/mfrctl
 status_attr() {
-	"$MFRCTL" stats 2>/dev/null | awk -v k="$1" '$1 == k { print $2 }'
+	"$MFRCTL" stats 2>/dev/null | stats_value "$1"
 }
+# stats_value KEY: its value in mfrctl stats output on stdin.
+stats_value() { awk -v k="$1" '$1 == k { print $2 }'; }
 
 module_loaded() { [ -d /sys/module/mfr ]; }
 

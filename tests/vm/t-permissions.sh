@@ -56,12 +56,11 @@ as_nobody "$MFR_ROOT/build/helpers/memfd_script" nobody-ram 1 "ready:$sync_dir/a
 	"wait:$sync_dir/b" close &
 for _ in $(seq 500); do [ -e "$sync_dir/a" ] && break; sleep 0.02; done
 read -r tpid tfd _ <"$sync_dir/a"
-ctl=$MFR_ROOT/build/daemon/mfrctl
 check "root without CAP_SYS_PTRACE: memfd set on nobody's memfd is refused (exit 4), naming ptrace" \
-	bash -c "setpriv --bounding-set=-sys_ptrace --inh-caps=-sys_ptrace '$ctl' memfd set $tpid $tfd default \
+	bash -c "setpriv --bounding-set=-sys_ptrace --inh-caps=-sys_ptrace '$MFRCTL' memfd set $tpid $tfd default \
 		2>&1 >/dev/null | grep -q 'ptrace-attach'; [ \${PIPESTATUS[0]} = 4 ]"
 check "root with CAP_SYS_PTRACE: memfd set on nobody's memfd works" \
-	"$ctl" memfd set "$tpid" "$tfd" default
+	"$MFRCTL" memfd set "$tpid" "$tfd" default
 touch "$sync_dir/b"
 wait
 rm -rf "$pub" "$sync_dir"
