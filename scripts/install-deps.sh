@@ -45,7 +45,9 @@ packages=(
 	libsqlite3-dev libsystemd-dev libudev-dev
 	# promtool: the metrics file and the example alerting rules
 	prometheus
-	# make e2e: kernel .debs (bindeb-pkg), the Debian 12 guest image
+	# make e2e: kernel .debs (bindeb-pkg), the Debian 12 guest image;
+	# debootstrap also makes the stock Debian 12 chroot the README's two
+	# commands are tested in (tests/host/readme-commands-chroot.sh)
 	debhelper debootstrap e2fsprogs
 	# make deb: mfr-dkms and mfrd packages, checked by lintian
 	dh-dkms dpkg-dev lintian
