@@ -48,7 +48,8 @@ failed=0
 ok() { echo "ok - $1"; }
 fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/mfr-readme-chroot.XXXXXX")
+# Disk, not tmpfs: the trees take some 300 MB.
+work=$(mktemp -d "${TMPDIR:-/var/tmp}/mfr-readme-chroot.XXXXXX")
 mounts_under_work() {
 	findmnt -rn -o TARGET | awk -v p="$work/" 'index($0, p) == 1' | sort -r
 }
