@@ -3,7 +3,8 @@
  * Notifications of poisoned pages and hugepages on the "events" group.
  * Memfd notifications are built by policy.c, which owns the memfd records.
  */
-#include <linux/interrupt.h>
+#include <linux/preempt.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <net/genetlink.h>
@@ -11,12 +12,12 @@
 #include "events.h"
 #include "mfr-nl-gen.h"
 #include "netlink.h"
+#include "stats.h"
 
 static int mfr_event_put_common(struct sk_buff *msg, const struct mfr_event *ev)
 {
 	if (nla_put_uint(msg, MFR_A_POISON_HEAD_PFN, ev->head_pfn) ||
-	    nla_put_uint(msg, MFR_A_POISON_INODE, ev->ino) ||
-	    nla_put_uint(msg, MFR_A_POISON_GENERATION, ev->generation))
+	    nla_put_uint(msg, MFR_A_POISON_INODE, ev->ino))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -74,65 +75,94 @@ int mfr_event_fill(struct sk_buff *msg, const struct mfr_event *ev)
 	return 0;
 }
 
-static void mfr_event_emit(const struct mfr_event *ev, gfp_t gfp)
+/*
+ * Notifications leave in generation order, whatever context raised them:
+ * a notification gets its generation and its place in the queue in one
+ * critical section, and one sender at a time sends from the head of the
+ * queue.  Consumers may rely on that order (mfr.yaml says so).
+ */
+static struct sk_buff_head mfr_ntf_queue;
+static DEFINE_MUTEX(mfr_ntf_send_lock);
+
+static void mfr_ntf_send_queued(void)
 {
 	struct sk_buff *msg;
+
+	mutex_lock(&mfr_ntf_send_lock);
+	while ((msg = skb_dequeue(&mfr_ntf_queue)))
+		mfr_nl_event_multicast(msg);
+	mutex_unlock(&mfr_ntf_send_lock);
+}
+
+static void mfr_ntf_work_fn(struct work_struct *work)
+{
+	mfr_ntf_send_queued();
+}
+
+static DECLARE_WORK(mfr_ntf_work, mfr_ntf_work_fn);
+
+void mfr_events_init(void)
+{
+	skb_queue_head_init(&mfr_ntf_queue);
+}
+
+struct sk_buff *mfr_ntf_new(u8 cmd, gfp_t gfp, void **hdr)
+{
+	*hdr = NULL;
+	if (!mfr_nl_has_listeners())
+		return NULL;
+	return mfr_nl_event_new(cmd, gfp, hdr);
+}
+
+u64 mfr_ntf_queue(struct sk_buff *msg, void *hdr, int generation_attr)
+{
+	unsigned long flags;
+	u64 generation;
+
+	spin_lock_irqsave(&mfr_ntf_queue.lock, flags);
+	generation = mfr_state_changed();
+	if (msg && !nla_put_uint(msg, generation_attr, generation)) {
+		genlmsg_end(msg, hdr);
+		__skb_queue_tail(&mfr_ntf_queue, msg);
+		msg = NULL;
+	}
+	spin_unlock_irqrestore(&mfr_ntf_queue.lock, flags);
+	nlmsg_free(msg);
+	return generation;
+}
+
+void mfr_ntf_kick(void)
+{
+	/* Whoever may sleep sends; the free path of hugepages may not. */
+	if (preemptible() && !rcu_preempt_depth())
+		mfr_ntf_send_queued();
+	else
+		schedule_work(&mfr_ntf_work);
+}
+
+u64 mfr_event_queue(struct sk_buff *msg, void *hdr, const struct mfr_event *ev)
+{
+	if (msg && mfr_event_fill(msg, ev)) {
+		nlmsg_free(msg);
+		msg = NULL;
+	}
+	return mfr_ntf_queue(msg, hdr, MFR_A_POISON_GENERATION);
+}
+
+u64 mfr_event_send(const struct mfr_event *ev)
+{
+	struct sk_buff *msg;
+	u64 generation;
 	void *hdr;
 
-	if (!mfr_nl_has_listeners())
-		return;
-	msg = mfr_nl_event_new(ev->cmd, gfp, &hdr);
-	if (!msg)
-		return;
-	if (mfr_event_fill(msg, ev)) {
-		nlmsg_free(msg);
-		return;
-	}
-	mfr_nl_event_send(msg, hdr, gfp);
-}
-
-void mfr_event_send(const struct mfr_event *ev)
-{
-	mfr_event_emit(ev, GFP_KERNEL);
-}
-
-/*
- * Hugepages are freed, and so offlined, in any context; netlink multicast
- * must not run in hard interrupt context.  Queue a copy for a work item.
- */
-static LLIST_HEAD(mfr_events_deferred);
-
-static void mfr_events_work_fn(struct work_struct *work)
-{
-	struct llist_node *list = llist_del_all(&mfr_events_deferred);
-	struct mfr_event *ev, *tmp;
-
-	list = llist_reverse_order(list);
-	llist_for_each_entry_safe(ev, tmp, list, node) {
-		mfr_event_emit(ev, GFP_KERNEL);
-		kfree(ev);
-	}
-}
-
-static DECLARE_WORK(mfr_events_work, mfr_events_work_fn);
-
-void mfr_event_send_deferred(const struct mfr_event *ev)
-{
-	struct mfr_event *copy;
-
-	/* Usually a task freed it: send now, in order with the rest. */
-	if (!in_hardirq() && !in_nmi() && !irqs_disabled()) {
-		mfr_event_emit(ev, GFP_ATOMIC);
-		return;
-	}
-	copy = kmemdup(ev, sizeof(*ev), GFP_ATOMIC);
-	if (!copy)
-		return;
-	llist_add(&copy->node, &mfr_events_deferred);
-	schedule_work(&mfr_events_work);
+	msg = mfr_ntf_new(ev->cmd, GFP_KERNEL, &hdr);
+	generation = mfr_event_queue(msg, hdr, ev);
+	mfr_ntf_kick();
+	return generation;
 }
 
 void mfr_events_flush(void)
 {
-	flush_work(&mfr_events_work);
+	flush_work(&mfr_ntf_work);
+	mfr_ntf_send_queued();
 }

@@ -2,7 +2,7 @@
 #ifndef _MFR_EVENTS_H
 #define _MFR_EVENTS_H
 
-#include <linux/llist.h>
+#include <linux/gfp_types.h>
 #include <linux/sched.h>
 #include <linux/types.h>
 
@@ -28,15 +28,28 @@ struct mfr_event {
 	u32 raw_pages_isolated;
 	u32 healthy_pages_returned;
 	u64 generation;
-	struct llist_node node;
 };
 
+/* The attributes of @ev but its generation. */
 int mfr_event_fill(struct sk_buff *msg, const struct mfr_event *ev);
-/* Process context. */
-void mfr_event_send(const struct mfr_event *ev);
-/* Any context but NMI: from hard interrupts, sent by a work item. */
-void mfr_event_send_deferred(const struct mfr_event *ev);
-/* Waits for deferred events; called at module exit. */
+
+/*
+ * Ordered notifications.  mfr_ntf_new() returns a message to fill, or NULL
+ * if nobody listens; mfr_ntf_queue() (any context but NMI, under the lock
+ * that orders the change it reports) moves the generation, gives it to
+ * @msg as @generation_attr and queues it, or only moves the generation if
+ * @msg is NULL; mfr_ntf_kick() sends what is queued, at once if the caller
+ * may sleep, else from a work item.
+ */
+void mfr_events_init(void);
+struct sk_buff *mfr_ntf_new(u8 cmd, gfp_t gfp, void **hdr);
+u64 mfr_ntf_queue(struct sk_buff *msg, void *hdr, int generation_attr);
+void mfr_ntf_kick(void);
+/* mfr_ntf_queue() of @ev filled into @msg (which may be NULL). */
+u64 mfr_event_queue(struct sk_buff *msg, void *hdr, const struct mfr_event *ev);
+/* Process context: new, fill, queue and kick; returns the generation. */
+u64 mfr_event_send(const struct mfr_event *ev);
+/* Sends what is queued; called at module exit, family still registered. */
 void mfr_events_flush(void);
 
 #endif /* _MFR_EVENTS_H */

@@ -20,34 +20,44 @@ static int __init mfr_init(void)
 	int err;
 
 	mfr_ratelimit_init();
+	mfr_events_init();
 	err = mfr_policy_init();
 	if (err)
 		return err;
 
-	err = mfr_hooks_register();
+	err = mfr_netlink_init();
 	if (err)
 		goto err_policy;
 
-	err = mfr_netlink_init();
+	/*
+	 * Last: from here the kernel calls into the module, and every hook
+	 * may send events and make records the rest must be ready for.
+	 */
+	err = mfr_hooks_register();
 	if (err)
-		goto err_hooks;
+		goto err_netlink;
+	mfr_policy_go_live();
 
 	pr_info("version %s loaded\n", MFR_VERSION);
 	return 0;
 
-err_hooks:
-	mfr_hooks_unregister();
+err_netlink:
+	mfr_events_flush();
+	mfr_netlink_exit();
 err_policy:
 	mfr_policy_exit();
 	return err;
 }
 
-/* Only reached with no kept memfd and no pending folio left. */
+/*
+ * Only reached with no kept memfd and no pending folio left.  The hooks
+ * go first, so that nothing raises an event or a record past this point.
+ */
 static void __exit mfr_exit(void)
 {
-	mfr_netlink_exit();
 	mfr_hooks_unregister();
 	mfr_events_flush();
+	mfr_netlink_exit();
 	mfr_poison_flush();
 	mfr_rules_flush();
 	mfr_policy_exit();

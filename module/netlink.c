@@ -132,10 +132,10 @@ struct sk_buff *mfr_nl_event_new(u8 cmd, gfp_t gfp, void **hdr)
 	return msg;
 }
 
-void mfr_nl_event_send(struct sk_buff *msg, void *hdr, gfp_t gfp)
+/* Process context: @msg is finished (genlmsg_end()). */
+void mfr_nl_event_multicast(struct sk_buff *msg)
 {
-	genlmsg_end(msg, hdr);
-	genlmsg_multicast(&mfr_nl_family, msg, 0, MFR_NLGRP_EVENTS, gfp);
+	genlmsg_multicast(&mfr_nl_family, msg, 0, MFR_NLGRP_EVENTS, GFP_KERNEL);
 }
 
 static int mfr_put_counter(struct sk_buff *msg, int attr, atomic_long_t *v)

@@ -31,6 +31,6 @@ int mfr_nl_dump_done(struct sk_buff *skb, int err);
 /* Notifications to the "events" group. */
 bool mfr_nl_has_listeners(void);
 struct sk_buff *mfr_nl_event_new(u8 cmd, gfp_t gfp, void **hdr);
-void mfr_nl_event_send(struct sk_buff *msg, void *hdr, gfp_t gfp);
+void mfr_nl_event_multicast(struct sk_buff *msg);
 
 #endif /* _MFR_NETLINK_H */

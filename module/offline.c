@@ -10,6 +10,7 @@
  */
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <net/genetlink.h>
 
 #include "events.h"
 #include "mfr-nl-gen.h"
@@ -21,15 +22,16 @@ void mfr_offline_folio_released(struct folio *folio)
 {
 	struct mfr_event ev = { .cmd = MFR_CMD_FOLIO_PENDING_NTF };
 	unsigned long was_kept = 0;
+	struct sk_buff *msg;
+	void *hdr;
 
 	__module_get(THIS_MODULE);
 	atomic_long_inc(&mfr_stats.folios_pending);
-	if (mfr_poison_set_folio_state(folio_pfn(folio), folio_nr_pages(folio),
-				       MFR_PAGE_STATE_PENDING, &ev, &was_kept)) {
-		/* The event names the hugepage, not one of its pages. */
-		ev.offset = round_down(ev.offset, ev.folio_size);
-		mfr_event_send(&ev);
-	}
+	msg = mfr_ntf_new(ev.cmd, GFP_KERNEL, &hdr);
+	mfr_poison_set_folio_state(folio_pfn(folio), folio_nr_pages(folio),
+				   MFR_PAGE_STATE_PENDING, &ev, msg, hdr,
+				   &was_kept);
+	mfr_ntf_kick();
 }
 
 /*
@@ -40,13 +42,19 @@ void mfr_offline_folio_released(struct folio *folio)
 void mfr_offline_folio_offlined(unsigned long pfn, unsigned int order,
 				unsigned long nr_poisoned)
 {
-	struct mfr_event ev = { .cmd = MFR_CMD_FOLIO_OFFLINED_NTF };
 	unsigned long nr = 1UL << order;
+	struct mfr_event ev = {
+		.cmd = MFR_CMD_FOLIO_OFFLINED_NTF,
+		.raw_pages_isolated = nr_poisoned,
+		.healthy_pages_returned = nr - nr_poisoned,
+	};
 	unsigned long was_kept = 0;
-	bool recorded;
+	struct sk_buff *msg;
+	void *hdr;
 
-	recorded = mfr_poison_set_folio_state(pfn, nr, MFR_PAGE_STATE_OFFLINED,
-					      &ev, &was_kept);
+	msg = mfr_ntf_new(ev.cmd, GFP_ATOMIC, &hdr);
+	mfr_poison_set_folio_state(pfn, nr, MFR_PAGE_STATE_OFFLINED, &ev, msg,
+				   hdr, &was_kept);
 	atomic_long_dec(&mfr_stats.folios_pending);
 	atomic_long_inc(&mfr_stats.folios_offlined);
 	atomic_long_sub(was_kept, &mfr_stats.raw_pages_kept);
@@ -55,10 +63,6 @@ void mfr_offline_folio_offlined(unsigned long pfn, unsigned int order,
 	pr_info_ratelimited("hugepage at pfn %#lx offlined: %lu poisoned 4 KiB pages isolated, %lu returned\n",
 			    pfn, nr_poisoned, nr - nr_poisoned);
 
-	if (recorded) {
-		ev.raw_pages_isolated = nr_poisoned;
-		ev.healthy_pages_returned = nr - nr_poisoned;
-		mfr_event_send_deferred(&ev);
-	}
+	mfr_ntf_kick();
 	module_put(THIS_MODULE);
 }

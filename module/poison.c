@@ -52,6 +52,8 @@ int mfr_poison_add(struct folio *folio, struct page *page, unsigned long ino,
 	unsigned long pfn = page_to_pfn(page);
 	struct mfr_event ev = { .cmd = MFR_CMD_PAGE_POISONED_NTF };
 	struct mfr_poison *p, *old;
+	struct sk_buff *msg;
+	void *hdr;
 
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
@@ -62,20 +64,21 @@ int mfr_poison_add(struct folio *folio, struct page *page, unsigned long ino,
 	p->offset = ((u64)folio->index + folio_page_idx(folio, page)) << PAGE_SHIFT;
 	p->state = state;
 
+	msg = mfr_ntf_new(ev.cmd, GFP_KERNEL, &hdr);
 	xa_lock_irq(&mfr_poison);
 	/* A pfn unpoisoned (hwpoison-inject) and poisoned again: replace. */
 	old = __xa_store(&mfr_poison, pfn, p, GFP_KERNEL);
 	if (xa_is_err(old)) {
 		xa_unlock_irq(&mfr_poison);
+		nlmsg_free(msg);
 		kfree(p);
 		return xa_err(old);
 	}
-	ev.generation = mfr_state_changed();
 	mfr_poison_to_event(pfn, p, &ev);
+	mfr_event_queue(msg, hdr, &ev);
 	xa_unlock_irq(&mfr_poison);
 	kfree(old);
-
-	mfr_event_send(&ev);
+	mfr_ntf_kick();
 	return 0;
 }
 
@@ -120,43 +123,52 @@ unsigned long mfr_poison_fall_back(unsigned long head_pfn, unsigned long nr)
 void mfr_poison_signalled(unsigned long pfn, struct task_struct *tsk,
 			  bool action_required)
 {
-	struct mfr_event ev = { .cmd = MFR_CMD_PAGE_CONSUMED_NTF };
+	struct mfr_event ev = {
+		.cmd = MFR_CMD_PAGE_CONSUMED_NTF,
+		.pid = task_tgid_nr(tsk),
+		.signal_code = action_required ?
+			MFR_SIGNAL_CODE_ACTION_REQUIRED :
+			MFR_SIGNAL_CODE_ACTION_OPTIONAL,
+	};
+	struct sk_buff *msg = NULL;
 	struct mfr_poison *p;
+	void *hdr = NULL;
 
 	atomic_long_inc(&mfr_stats.signals_sent);
+	get_task_comm(ev.comm, tsk);
+
+	/* Touching the page again is up to the task: its user's limit. */
+	if (mfr_nl_has_listeners() && mfr_ratelimit_allow(task_uid(tsk)))
+		msg = mfr_ntf_new(ev.cmd, GFP_KERNEL, &hdr);
 
 	xa_lock_irq(&mfr_poison);
 	p = xa_load(&mfr_poison, pfn);
 	if (!p) {
 		/* Signalled before the decision was recorded: a first error. */
 		xa_unlock_irq(&mfr_poison);
+		nlmsg_free(msg);
 		return;
 	}
 	if (action_required)
 		p->times_consumed++;
-	ev.generation = mfr_state_changed();
 	mfr_poison_to_event(pfn, p, &ev);
+	mfr_event_queue(msg, hdr, &ev);
 	xa_unlock_irq(&mfr_poison);
-
-	/* Touching the page again is up to the task: its user's limit. */
-	if (!mfr_nl_has_listeners() || !mfr_ratelimit_allow(task_uid(tsk)))
-		return;
-	ev.pid = task_tgid_nr(tsk);
-	get_task_comm(ev.comm, tsk);
-	ev.signal_code = action_required ? MFR_SIGNAL_CODE_ACTION_REQUIRED :
-					   MFR_SIGNAL_CODE_ACTION_OPTIONAL;
-	mfr_event_send(&ev);
+	mfr_ntf_kick();
 }
 
 /*
  * Move the records of the hugepage of @nr pages at @head_pfn to @state:
  * pending (only kept ones: a record past the budget stays fallback until
- * the hugepage is offlined) or offlined (all).  Any context.  Fills @first
- * from one of them, adds to @*was_kept how many were kept or pending, and
- * returns false if the hugepage has no record to move.
+ * the hugepage is offlined) or offlined (all).  Any context but NMI.
+ * Completes @ev from one of them and queues it in @msg (see
+ * mfr_ntf_queue(); @msg may be NULL), adds to @*was_kept how many were
+ * kept or pending, and returns false if the hugepage has no record to
+ * move (nothing queued, @msg freed).
  */
 bool mfr_poison_set_folio_state(unsigned long head_pfn, unsigned long nr,
-				u32 state, struct mfr_event *first,
+				u32 state, struct mfr_event *ev,
+				struct sk_buff *msg, void *hdr,
 				unsigned long *was_kept)
 {
 	XA_STATE(xas, &mfr_poison, head_pfn);
@@ -175,16 +187,21 @@ bool mfr_poison_set_folio_state(unsigned long head_pfn, unsigned long nr,
 		    p->state == MFR_PAGE_STATE_OFFLINED)
 			continue;
 		if (!found)
-			mfr_poison_to_event(xas.xa_index, p, first);
+			mfr_poison_to_event(xas.xa_index, p, ev);
 		if (p->state == MFR_PAGE_STATE_KEPT ||
 		    p->state == MFR_PAGE_STATE_PENDING)
 			(*was_kept)++;
 		p->state = state;
 		found = true;
 	}
-	if (found)
-		first->generation = mfr_state_changed();
+	if (found) {
+		/* The event names the hugepage, not one of its pages. */
+		ev->offset = round_down(ev->offset, ev->folio_size);
+		mfr_event_queue(msg, hdr, ev);
+	}
 	xa_unlock_irqrestore(&mfr_poison, flags);
+	if (!found)
+		nlmsg_free(msg);
 	return found;
 }
 
@@ -218,6 +235,9 @@ int mfr_nl_poison_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 		}
 		mfr_poison_to_event(pfn, p, &ev);
 		err = mfr_event_fill(skb, &ev);
+		if (!err && nla_put_uint(skb, MFR_A_POISON_GENERATION,
+					 ev.generation))
+			err = -EMSGSIZE;
 		if (err) {
 			genlmsg_cancel(skb, hdr);
 			break;

@@ -6,6 +6,7 @@
 
 struct folio;
 struct page;
+struct sk_buff;
 struct task_struct;
 struct mfr_event;
 
@@ -16,7 +17,8 @@ unsigned long mfr_poison_fall_back(unsigned long head_pfn, unsigned long nr);
 void mfr_poison_signalled(unsigned long pfn, struct task_struct *tsk,
 			  bool action_required);
 bool mfr_poison_set_folio_state(unsigned long head_pfn, unsigned long nr,
-				u32 state, struct mfr_event *first,
+				u32 state, struct mfr_event *ev,
+				struct sk_buff *msg, void *hdr,
 				unsigned long *was_kept);
 void mfr_poison_flush(void);
 

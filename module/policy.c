@@ -117,6 +117,19 @@ void mfr_policy_exit(void)
 	kmem_cache_destroy(mfr_memfd_cache);
 }
 
+/*
+ * Requests keep memfds only once the hooks are registered: a memfd kept
+ * before would never hear of its eviction.  Under mfr_memfds_lock.
+ */
+static bool mfr_policy_live;
+
+void mfr_policy_go_live(void)
+{
+	mutex_lock(&mfr_memfds_lock);
+	mfr_policy_live = true;
+	mutex_unlock(&mfr_memfds_lock);
+}
+
 static bool mfr_file_is_hugetlb(struct file *file)
 {
 	return file_inode(file)->i_sb->s_magic == HUGETLBFS_MAGIC;
@@ -196,8 +209,8 @@ static struct mfr_memfd *mfr_memfd_new(struct file *file, const char *name,
 	return m;
 }
 
-static int mfr_memfd_fill(struct sk_buff *msg, const struct mfr_memfd *m,
-			  u64 generation)
+/* The attributes of @m but its generation. */
+static int mfr_memfd_fill(struct sk_buff *msg, const struct mfr_memfd *m)
 {
 	lockdep_assert_held(&mfr_memfds_lock);
 	if (nla_put_uint(msg, MFR_A_MEMFD_INODE, m->ino) ||
@@ -212,31 +225,42 @@ static int mfr_memfd_fill(struct sk_buff *msg, const struct mfr_memfd *m,
 	    nla_put_u32(msg, MFR_A_MEMFD_BUDGET, m->budget) ||
 	    nla_put_u32(msg, MFR_A_MEMFD_RAW_PAGES_POISONED, m->nr_poisoned) ||
 	    nla_put_u32(msg, MFR_A_MEMFD_STATE, m->state) ||
-	    (m->rule_id && nla_put_u32(msg, MFR_A_MEMFD_RULE_ID, m->rule_id)) ||
+	    (m->rule_id && nla_put_u32(msg, MFR_A_MEMFD_RULE_ID, m->rule_id)))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* A reply or dump entry about @m as of @generation. */
+static int mfr_memfd_fill_reply(struct sk_buff *msg, const struct mfr_memfd *m,
+				u64 generation)
+{
+	if (mfr_memfd_fill(msg, m) ||
 	    nla_put_uint(msg, MFR_A_MEMFD_GENERATION, generation))
 		return -EMSGSIZE;
 	return 0;
 }
 
 /*
- * Notify @cmd about @m, unless its creator is past its rate limit; called
- * under mfr_memfds_lock, @m still valid.
+ * A change of state about @m: notify @cmd unless its creator is past its
+ * rate limit.  Called under mfr_memfds_lock, @m still valid; returns the
+ * generation of the change.
  */
-static void mfr_memfd_event(u8 cmd, const struct mfr_memfd *m, u64 generation)
-{
-	struct sk_buff *msg;
-	void *hdr;
 
-	if (!mfr_nl_has_listeners() || !mfr_ratelimit_allow(m->uid))
-		return;
-	msg = mfr_nl_event_new(cmd, GFP_KERNEL, &hdr);
-	if (!msg)
-		return;
-	if (mfr_memfd_fill(msg, m, generation)) {
+static u64 mfr_memfd_event(u8 cmd, const struct mfr_memfd *m)
+{
+	struct sk_buff *msg = NULL;
+	void *hdr = NULL;
+	u64 generation;
+
+	if (mfr_nl_has_listeners() && mfr_ratelimit_allow(m->uid))
+		msg = mfr_ntf_new(cmd, GFP_KERNEL, &hdr);
+	if (msg && mfr_memfd_fill(msg, m)) {
 		nlmsg_free(msg);
-		return;
+		msg = NULL;
 	}
-	mfr_nl_event_send(msg, hdr, GFP_KERNEL);
+	generation = mfr_ntf_queue(msg, hdr, MFR_A_MEMFD_GENERATION);
+	mfr_ntf_kick();
+	return generation;
 }
 
 /*
@@ -262,8 +286,7 @@ static int mfr_memfd_keep(struct mfr_memfd *m, u64 *generation)
 	__module_get(THIS_MODULE);
 	mapping_set_mf_keep_ue_mapped(m->mapping);
 	atomic_long_inc(&mfr_stats.memfds_kept);
-	*generation = mfr_state_changed();
-	mfr_memfd_event(MFR_CMD_MEMFD_KEPT_NTF, m, *generation);
+	*generation = mfr_memfd_event(MFR_CMD_MEMFD_KEPT_NTF, m);
 	return 0;
 }
 
@@ -277,9 +300,7 @@ static u64 mfr_memfd_forget(struct mfr_memfd *m)
 			       mfr_memfd_params);
 	xa_erase(&mfr_memfds, m->id);
 	atomic_long_dec(&mfr_stats.memfds_kept);
-	generation = mfr_state_changed();
-	mfr_memfd_event(MFR_CMD_MEMFD_EVICTED_NTF, m, generation);
-	return generation;
+	return mfr_memfd_event(MFR_CMD_MEMFD_EVICTED_NTF, m);
 }
 
 int mfr_policy_memfd_created(struct file *file, unsigned int flags)
@@ -370,7 +391,6 @@ static void mfr_budget_exceeded(struct folio *folio, struct page *page,
 	atomic_long_sub(was_kept, &mfr_stats.raw_pages_kept);
 	/* Still isolated when its hugepage is released: keep a record. */
 	mfr_poison_add(folio, page, m->ino, MFR_PAGE_STATE_FALLBACK);
-	ev.generation = mfr_state_changed();
 	pr_info_ratelimited("memfd inode %lu: pfn %#llx poisoned past its budget of %u pages: hugepage handled the default way\n",
 			    m->ino, ev.pfn, m->budget);
 	mfr_event_send(&ev);
@@ -515,7 +535,7 @@ static int mfr_nl_memfd_set_keep(struct genl_info *info, struct file *file,
 			goto out;
 		}
 		m->budget = budget;
-		err = mfr_memfd_fill(msg, m, mfr_state_changed());
+		err = mfr_memfd_fill_reply(msg, m, mfr_state_changed());
 		goto out;
 	}
 	mutex_unlock(&mfr_memfds_lock);
@@ -568,6 +588,13 @@ static int mfr_nl_memfd_set_keep(struct genl_info *info, struct file *file,
 	}
 
 	mutex_lock(&mfr_memfds_lock);
+	if (!mfr_policy_live) {
+		mutex_unlock(&mfr_memfds_lock);
+		module_put(THIS_MODULE);
+		mfr_memfd_free(m);
+		NL_SET_ERR_MSG(info->extack, "mfr is still loading: try again");
+		return -EAGAIN;
+	}
 	if (mfr_memfd_find(file->f_mapping)) {
 		/* A concurrent memfd-set won. */
 		mutex_unlock(&mfr_memfds_lock);
@@ -582,7 +609,7 @@ static int mfr_nl_memfd_set_keep(struct genl_info *info, struct file *file,
 		mfr_memfd_free(m);
 		return err;
 	}
-	err = mfr_memfd_fill(msg, m, generation);
+	err = mfr_memfd_fill_reply(msg, m, generation);
 	module_put(THIS_MODULE);
 out:
 	mutex_unlock(&mfr_memfds_lock);
@@ -690,7 +717,7 @@ int mfr_nl_memfd_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 			err = -EMSGSIZE;
 			break;
 		}
-		err = mfr_memfd_fill(skb, m, generation);
+		err = mfr_memfd_fill_reply(skb, m, generation);
 		if (err) {
 			genlmsg_cancel(skb, hdr);
 			break;

@@ -12,6 +12,7 @@ struct task_struct;
 
 int mfr_policy_init(void);
 void mfr_policy_exit(void);
+void mfr_policy_go_live(void);
 int mfr_policy_memfd_created(struct file *file, unsigned int flags);
 void mfr_policy_mapping_evicted(struct address_space *mapping);
 bool mfr_policy_page_poisoned(struct folio *folio, struct page *page);

@@ -117,6 +117,10 @@ static void inject(const char *how, char *addr, const char *what, int repeat)
 		CHECK(rec.got && rec.code == BUS_MCEERR_AR,
 		      "%s at +%#lx: BUS_MCEERR_AR to the injecting thread (got %d, code %d)",
 		      what, (unsigned long)((uintptr_t)addr % hp), rec.got, rec.code);
+		/* Every new base page is a first error: recovered, as upstream. */
+		CHECK(a.err == 0, "%s at +%#lx: MADV_HWPOISON returns 0 (%s)",
+		      what, (unsigned long)((uintptr_t)addr % hp),
+		      a.err ? strerror(a.err) : "ok");
 	} else {
 		uint64_t pfn = pfn_of(addr);
 
