@@ -18,6 +18,8 @@
  *   ptrace(PTRACE_PEEKDATA), vmsplice and an O_DIRECT write from the
  *   mapping refuse P and serve H; pread() on the memfd stops short at P;
  *   an io_uring buffer over the hugepage is refused, one over H is not;
+ * - FUTEX_WAKE_OP, an atomic on its second word, refuses a word of P
+ *   (EFAULT) and serves one of H;
  * - a private mapping made before the error and one made after read H;
  *   a write to either, a copy-on-write that would read P, raises SIGBUS
  *   BUS_MCEERR_AR with the hugepage's si_addr_lsb and changes nothing;
@@ -28,6 +30,7 @@
  * ok/not ok lines; exits 0 if all held.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <linux/io_uring.h>
 #include <pthread.h>
 #include <sys/ptrace.h>
@@ -268,6 +271,30 @@ static void check_io_uring(void)
 }
 
 /* No copy-on-write reservation: the pool may have no spare hugepage. */
+/*
+ * FUTEX_WAKE_OP read-modify-writes its second word in place, an atomic the
+ * kernel could not recover from on poison: refused in P (EFAULT), done in
+ * H.  Nobody waits, so each call wakes no one.
+ */
+static void check_futex(void)
+{
+	uint32_t *p = (uint32_t *)(base + P_OFF + 64);
+	uint32_t *h = (uint32_t *)(base + H_OFF + 64);
+	int op = FUTEX_OP(FUTEX_OP_SET, 7, FUTEX_OP_CMP_EQ, 0);
+	uint64_t saved = WORD_AT(base, H_OFF + 64);
+	uint32_t first = 0;
+	long rc;
+
+	errno = 0;
+	rc = syscall(SYS_futex, &first, FUTEX_WAKE_OP_PRIVATE, 1, (void *)1, p, op);
+	CHECK(rc == -1 && errno == EFAULT,
+	      "FUTEX_WAKE_OP on a word of P: EFAULT (got %ld, %s)", rc, strerror(errno));
+	rc = syscall(SYS_futex, &first, FUTEX_WAKE_OP_PRIVATE, 1, (void *)1, h, op);
+	CHECK(rc == 0 && *h == 7, "FUTEX_WAKE_OP on a word of H: done (got %ld, word %u)",
+	      rc, *h);
+	WORD_AT(base, H_OFF + 64) = saved;
+}
+
 static char *map_private(void)
 {
 	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -371,6 +398,7 @@ int main(int argc, char **argv)
 	check_odirect();
 	check_pread();
 	check_io_uring();
+	check_futex();
 
 	check_private(priv_before, "before the error");
 	priv_after = map_private();

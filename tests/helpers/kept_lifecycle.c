@@ -19,8 +19,9 @@
  *   kept_lifecycle release SIZE CMD_BEFORE CMD_RELEASED
  *     Keep a hugepage with one page poisoned (MADV_HWPOISON), run
  *     CMD_BEFORE, close the memfd and run CMD_RELEASED (a test that makes
- *     the dissolve fail, then succeed).  Then, within 60 s, the hugepage
- *     is offlined as above.
+ *     the dissolve fail, then succeed) with the hugepage's head pfn in
+ *     MFR_HEAD_PFN (hex).  Then, within 60 s, the hugepage is offlined as
+ *     above.
  *
  * SIZE is 2M or 1G; the memfd holds one hugepage.
  */
@@ -256,6 +257,7 @@ static int mode_unpoison(void)
 
 static int mode_release(const char *cmd_before, const char *cmd_released)
 {
+	char head_hex[32];
 	long nr_before;
 	uint64_t head, pfn;
 	char *base;
@@ -270,6 +272,9 @@ static int mode_release(const char *cmd_before, const char *cmd_released)
 	CHECK(nr_hugepages() == nr_before - 1,
 	      "closed: the hugepage left the pool (%ld -> %ld)", nr_before,
 	      nr_hugepages());
+	/* CMD_RELEASED may look at the hugepage: its head pfn, in hex. */
+	snprintf(head_hex, sizeof(head_hex), "%#llx", (unsigned long long)head);
+	setenv("MFR_HEAD_PFN", head_hex, 1);
 	CHECK(system(cmd_released) == 0, "after the close: %s", cmd_released);
 	expect_offlined(head, &pfn, 1);
 	return check_exit_status();

@@ -3,7 +3,9 @@
 # the hugepage stays pending, out of the pool, and is never freed whole;
 # once allocations succeed again a retry offlines it with the usual
 # accounting.  The failure is injected with fail_page_alloc, filtered to
-# the vmemmap restore's own allocations.
+# the vmemmap restore's own allocations.  Meanwhile offlining its memory
+# block (in ZONE_MOVABLE: movablecore= in this boot) fails at once instead
+# of spinning on it: a pending kept hugepage is never free to dissolve.
 . ./lib.sh
 fail=/sys/kernel/debug/fail_page_alloc
 check "HVO is on in this boot" test "$(cat /proc/sys/vm/hugetlb_optimize_vmemmap)" = 1
@@ -43,6 +45,8 @@ arm="echo 0 >$fail/verbose && echo 0 >$fail/ignore-gfp-wait &&
 	echo -1 >$fail/times && echo 100 >$fail/probability"
 mark 1
 
+pool=$(hugepages_dir 2M)/nr_hugepages
+pool_before=$(cat "$pool")
 offlined=$(./status-value folios-offlined)
 isolated=$(./status-value raw-pages-isolated)
 returned=$(./status-value healthy-pages-returned)
@@ -52,7 +56,8 @@ failed_before=$(dmesg | grep -c 'cannot restore the vmemmap of poisoned hugepage
 while_failing="sleep 2; cd $PWD &&
 	test \$(dmesg | grep -c 'cannot restore the vmemmap of poisoned hugepage') -gt $failed_before &&
 	./expect-status folios-pending=1 raw-pages-kept=1 folios-offlined=$offlined &&
-	./pool-consistent; rc=\$?; echo 0 >$fail/probability; exit \$rc"
+	./pool-consistent && ./offline-fails-promptly \$MFR_HEAD_PFN; rc=\$?
+	echo 0 >$fail/probability; exit \$rc"
 check "release with the vmemmap restore failing, then succeeding" \
 	"$MFR_ROOT/build/helpers/kept_lifecycle" release 2M \
 	"$arm" "$while_failing"
@@ -63,4 +68,7 @@ check "status: offlined as usual" ./expect-status folios-pending=0 raw-pages-kep
 	folios-offlined=$((offlined + 1)) raw-pages-isolated=$((isolated + 1)) \
 	healthy-pages-returned=$((returned + 511))
 check "pool counters agree" pool_consistent
+# The offline attempt dissolved the free pages of the block: refill.
+echo "$pool_before" >"$pool"
+check "the 2 MiB pool is back to $pool_before pages" test "$(cat "$pool")" = "$pool_before"
 finish
