@@ -386,11 +386,18 @@ static void mfr_budget_exceeded(struct folio *folio, struct page *page,
 	unsigned long was_kept;
 
 	atomic_long_inc(&mfr_stats.budget_fallbacks);
-	/* A kept hugepage falls back whole: its pages are kept no more. */
-	was_kept = mfr_poison_fall_back(folio_pfn(folio), folio_nr_pages(folio));
-	atomic_long_sub(was_kept, &mfr_stats.raw_pages_kept);
-	/* Still isolated when its hugepage is released: keep a record. */
-	mfr_poison_add(folio, page, m->ino, MFR_PAGE_STATE_FALLBACK);
+	/*
+	 * A kept hugepage falls back whole: its pages are kept no more, and
+	 * it is still offlined when released, so each page keeps a record.
+	 * A hugepage whose first error is past the budget is never kept: the
+	 * kernel handles it as stock does, and no record would ever end.
+	 */
+	if (folio_test_hugetlb_mfr_kept(folio)) {
+		was_kept = mfr_poison_fall_back(folio_pfn(folio),
+						folio_nr_pages(folio));
+		atomic_long_sub(was_kept, &mfr_stats.raw_pages_kept);
+		mfr_poison_add(folio, page, m->ino, MFR_PAGE_STATE_FALLBACK);
+	}
 	pr_info_ratelimited("memfd inode %lu: pfn %#llx poisoned past its budget of %u pages: hugepage handled the default way\n",
 			    m->ino, ev.pfn, m->budget);
 	mfr_event_send(&ev);
@@ -435,7 +442,12 @@ bool mfr_policy_page_poisoned(struct folio *folio, struct page *page)
 	m->nr_poisoned++;
 	if (m->budget && m->nr_poisoned > m->budget) {
 		m->state = MFR_MEMFD_STATE_OVER_BUDGET;
-		mfr_budget_exceeded(folio, page, m);
+		/* A hugepage that fell back already: the fallback was counted. */
+		if (folio_test_hugetlb_mfr_unmapped(folio))
+			mfr_poison_add(folio, page, m->ino,
+				       MFR_PAGE_STATE_FALLBACK);
+		else
+			mfr_budget_exceeded(folio, page, m);
 		mutex_unlock(&mfr_memfds_lock);
 		return false;
 	}

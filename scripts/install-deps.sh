@@ -25,7 +25,7 @@ packages=(
 	linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev
 	dwarves cpio rsync ccache patch xz-utils kmod
 	# VMs (virtme-ng builds its initramfs from busybox)
-	qemu-system-x86 busybox-static python3-venv
+	qemu-system-x86 busybox-static python3-venv numactl
 	# virtme-ng-init finds its I/O ports through udev's /dev/virtio-ports links
 	udev
 	# kernel selftests for make test-peer

@@ -14,6 +14,8 @@
 #               1 GiB pages: VM_MEM=4G VM_APPEND="hugepagesz=1G hugepages=1
 #               hugepagesz=2M hugepages=64" (1G size first; >= 4G memory)
 #   VM_QEMU_OPTS extra QEMU options      VM_TIMEOUT seconds (1800)
+#   VM_NUMA     NUMA nodes, one virtme-ng --numa value each, space-separated
+#               ("2G,cpus=0 2G,cpus=1"); their sizes must add up to VM_MEM
 #   VM_NO_MODULE=1  do not load mfr.ko before the command
 #   VM_MODULE   the mfr.ko to load (module/mfr.ko; another for another KDIR)
 set -euo pipefail
@@ -44,10 +46,14 @@ printf 'MFR_KDIR=%q\nMFR_KSRC=%q\n' "$KDIR" "$(dirname "$KDIR")/linux" >"$out/en
 # file chardevs (each truncating, each with its own offset): a log file
 # they point to would be truncated and overwritten.  Through pipes the
 # caller's files stay as they are.
+numa=()
+for node in ${VM_NUMA:-}; do
+	numa+=(--numa "$node")
+done
 set +e
 {
 	timeout --foreground -k 10 "$VM_TIMEOUT" "$VNG" --run "$KDIR" --disable-kvm ${VM_VERBOSE:+--verbose} \
-		--memory "$VM_MEM" --cpus "$VM_CPUS" \
+		--memory "$VM_MEM" --cpus "$VM_CPUS" ${numa[@]+"${numa[@]}"} \
 		--append "panic=-1 $VM_APPEND" \
 		${VM_QEMU_OPTS:+"--qemu-opts=$VM_QEMU_OPTS"} \
 		--rwdir "$MFR_ROOT" --cwd "$PWD" \

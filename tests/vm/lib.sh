@@ -72,6 +72,15 @@ hugepages_dir() {
 	esac
 }
 
+# node_pool NODE SIZE FILE: a per-node pool counter (nr_hugepages,
+# free_hugepages, surplus_hugepages); set_node_pool NODE SIZE COUNT.
+node_pool() {
+	cat "/sys/devices/system/node/node$1/hugepages/$(basename "$(hugepages_dir "$2")")/$3"
+}
+set_node_pool() {
+	echo "$3" >"/sys/devices/system/node/node$1/hugepages/$(basename "$(hugepages_dir "$2")")/nr_hugepages"
+}
+
 # A free 1 GiB page for the next test, allocated at run time if the pool
 # has none: the HVO boot gets its 1 GiB pages this way (Debian 6.12.117's
 # HVO of boot-time gigantic pages warns under DEBUG_VM, see README).

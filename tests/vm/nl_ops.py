@@ -119,14 +119,41 @@ e, ext = errno_of(lambda: do('memfd-set', {'pid': pid, 'fd': myfd, 'policy': 0})
 os.close(myfd)
 check(e == 16 and 'poisoned' in (ext or {}).get('msg', ''),
       f'memfd-set default on a poisoned memfd: EBUSY ({e}, {ext})')
+# A fourth error in the hugepage that fell back: recorded, not a second fallback.
+subprocess.run(['modprobe', 'hwpoison_inject'], check=True)
+with open('/sys/kernel/debug/hwpoison/corrupt-pfn', 'w') as f:
+    f.write(str(recs[0]['head-pfn'] + 5))
+recs = [p for p in poison().values() if p['inode'] == ino]
+check(len(recs) == 4 and all(p['state'] == 'fallback' for p in recs),
+      f'a fourth error after the fallback: recorded as fallback ({recs})')
+check(status()['budget-fallbacks'] == before['budget-fallbacks'] + 1,
+      'status: still one budget fallback after a fourth error')
 w.go('d')
 w.finish()
 check(w.out == [f'sigbus 0 {EXPECT_KEPT}', f'sigbus 1 {EXPECT_KEPT}',
                 'sigbus 2 code=AR lsb=21 exact=1', 'read 3 sigbus lsb=21'],
       f'past the budget: hugepage-sized SIGBUS, the hugepage is gone ({w.out})')
 recs = [p for p in poison().values() if p['inode'] == ino]
-check(len(recs) == 3 and all(p['state'] == 'offlined' for p in recs),
+check(len(recs) == 4 and all(p['state'] == 'offlined' for p in recs),
       f'poison-get: released, the fallen-back hugepage was offlined all the same ({recs})')
+
+# A hugepage whose first error is past the budget is never kept: the stock
+# handling, one fallback, and no record left behind after the close.
+before = status()
+w = Workload('scratch-2b', 2, ['ready:@a', 'wait:@b', 'poison:0', 'poison:512', 'close'])
+pid, fd, ino = w.ready('a')
+myfd = getfd(pid, fd)
+do('memfd-set', {'pid': pid, 'fd': myfd, 'policy': 1, 'budget': 1})
+os.close(myfd)
+w.go('b')
+w.finish()
+check(w.out == [f'sigbus 0 {EXPECT_KEPT}', 'sigbus 512 code=AR lsb=21 exact=1'],
+      f'second hugepage past the budget: hugepage-sized SIGBUS ({w.out})')
+check(status()['budget-fallbacks'] == before['budget-fallbacks'] + 1,
+      'status: one budget fallback for the hugepage never kept')
+recs = [p for p in poison().values() if p['inode'] == ino]
+check([p['state'] for p in recs] == ['offlined'],
+      f'poison-get: only the kept hugepage\'s page, offlined; none left in fallback ({recs})')
 
 # memfd-set default on a kept, clean memfd
 w = Workload('scratch-3', 1, ['ready:@a', 'wait:@b', 'close'], keep=True)
