@@ -293,8 +293,6 @@ static int mfr_memfd_keep(struct mfr_memfd *m, u64 *generation)
 /* Unlist @m; its poisoned pages leave raw_pages_kept when offlined. */
 static u64 mfr_memfd_forget(struct mfr_memfd *m)
 {
-	u64 generation;
-
 	lockdep_assert_held(&mfr_memfds_lock);
 	rhashtable_remove_fast(&mfr_memfds_by_mapping, &m->hnode,
 			       mfr_memfd_params);
