@@ -413,3 +413,49 @@ rollback:
 	sqlite3_close(db);
 	return ret;
 }
+
+/*
+ * store ack: the operator has seen the store incidents (a damaged store
+ * moved aside, a store mfrd could not use) and mfrd's alert may clear.
+ */
+int store_ack_run(struct mfrctl *ctl)
+{
+	struct timespec now;
+	sqlite3_stmt *st;
+	json_object *doc;
+	sqlite3 *db;
+	int ret, n;
+
+	ret = open_db(ctl, true, &db);
+	if (ret)
+		return ret;
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (sqlite3_prepare_v2(db, "UPDATE store_incidents SET acked_usec = ?1"
+			       " WHERE acked_usec IS NULL", -1, &st, NULL)) {
+		ret = db_fail(ctl, db, "not an mfrd store with incidents (schema 3 or later)");
+		sqlite3_close(db);
+		return ret;
+	}
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)now.tv_sec * 1000000 +
+			   now.tv_nsec / 1000);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		ret = db_fail(ctl, db, "acknowledging");
+		sqlite3_finalize(st);
+		sqlite3_close(db);
+		return ret;
+	}
+	sqlite3_finalize(st);
+	n = sqlite3_changes(db);
+	sqlite3_close(db);
+	if (!ctl->json) {
+		printf("acknowledged %d store incident%s\n", n, n == 1 ? "" : "s");
+		return EXIT_OK;
+	}
+	doc = json_object_new_object();
+	ret = doc ? json_add(doc, "acknowledged", json_object_new_int(n)) :
+	      -ENOMEM;
+	if (!ret)
+		ret = json_print(doc);
+	json_object_put(doc);
+	return ret ? EXIT_FAILED : EXIT_OK;
+}

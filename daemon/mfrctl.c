@@ -112,6 +112,14 @@ static const struct command commands[] = {
 		.store = true,
 		.parse = forget_parse,
 		.run = forget_run,
+	}, {
+		.area = "store", .verb = "ack",
+		.synopsis = "[--db FILE]",
+		.help = "acknowledge the store incidents mfrd reported "
+			"(mfrd_store_recovered)",
+		.opts = OPT_DB,
+		.store = true,
+		.run = store_ack_run,
 	},
 };
 

@@ -107,6 +107,7 @@ int history_run(struct mfrctl *ctl);
 int summary_run(struct mfrctl *ctl);
 int forget_parse(struct mfrctl *ctl, char **args);
 int forget_run(struct mfrctl *ctl);
+int store_ack_run(struct mfrctl *ctl);
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 

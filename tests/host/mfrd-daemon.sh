@@ -3,6 +3,9 @@
 # mfrd itself on the host, without mfr.ko (ASan + UBSan build):
 # - a corrupt store is moved aside and a fresh one started, and the log
 #   and metrics say so; mfrd keeps running;
+# - a store mfrd cannot use (a newer schema, locked, a read-only
+#   directory) is left as it is, its earlier pfns still counted, and the
+#   metric stays set, across restarts, until "mfrctl store ack";
 # - not READY without the module, unless ready_without_module = yes, and
 #   the metrics say it waits;
 # - "mfrd --reload PID" (the unit's ExecReload) waits for the outcome:
@@ -72,7 +75,7 @@ if ls "$tmp/state"/mfrd.db.broken-* >/dev/null 2>&1 &&
 else
 	fail "no mfrd.db.broken-* with the old content"; ls -la "$tmp/state"
 fi
-if grep -q "cannot be used.*moved aside to $tmp/state/mfrd.db.broken-" "$tmp/log"; then
+if grep -q "is damaged.*moved aside to $tmp/state/mfrd.db.broken-" "$tmp/log"; then
 	ok "the log says the store was moved aside"
 else
 	fail "no log line about the store"; cat "$tmp/log"
@@ -260,6 +263,115 @@ else
 fi
 kill "$pid"; wait "$pid" || true; pid=
 kill "$listener" 2>/dev/null || true
+
+# Stores mfrd cannot use are left as they are.  Each case starts from a
+# copy of the store above (one record, pfn 0x9000 of boot-2: an earlier
+# boot), with boot offlining off: the metric tells what it would offline.
+cp "$tmp/state/mfrd.db" "$tmp/good.db"
+# Without the incident of the damaged store above: each case has its own.
+python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("delete from store_incidents") if c.execute("select count(*) from sqlite_schema where name = ?", ("store_incidents",)).fetchone()[0] else None; c.commit()' "$tmp/good.db"
+store_case() { # NAME: a state directory $tmp/NAME with the good store
+	mkdir -p "$tmp/$1"
+	cp "$tmp/good.db" "$tmp/$1/mfrd.db"
+	sed -e "s|^state_dir = .*|state_dir = $tmp/$1|" \
+		-e "s|^metrics_file = .*|metrics_file = $tmp/$1.prom|" "$tmp/mfrd.conf" >"$tmp/$1.conf"
+}
+db_query() { # DB SQL
+	python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$@"
+}
+left_alone() { # NAME: the store is where it was, nothing moved aside
+	[ -f "$tmp/$1/mfrd.db" ] && ! ls "$tmp/$1"/mfrd.db.broken-* >/dev/null 2>&1
+}
+
+# A newer schema (a downgrade of mfrd).
+store_case newer
+python3 -c 'import sqlite3,sys; sqlite3.connect(sys.argv[1]).execute("pragma user_version = 99")' "$tmp/newer/mfrd.db"
+"$mfrd" --config "$tmp/newer.conf" --rules-dir "$tmp/rules" >"$tmp/newer.log" 2>&1 &
+pid=$!
+if wait_for 30 grep -qs '^mfrd_store_in_memory 1$' "$tmp/newer.prom"; then
+	ok "newer schema: mfrd runs with its records in memory"
+else
+	fail "newer schema: no mfrd_store_in_memory 1"; cat "$tmp/newer.log"
+fi
+grep -q '^mfr_poisoned_pfns_earlier_boots 1$' "$tmp/newer.prom" &&
+	ok "newer schema: the earlier boot's pfn still counts for boot offlining" ||
+	fail "newer schema: $(grep earlier "$tmp/newer.prom")"
+grep -q '^mfrd_store_recovered 1$' "$tmp/newer.prom" &&
+	ok "newer schema: mfrd_store_recovered 1" || fail "newer schema: no mfrd_store_recovered 1"
+grep -q 'left as it is' "$tmp/newer.log" && ok "newer schema: the log says the file is left as it is" ||
+	fail "newer schema log: $(grep -i store "$tmp/newer.log")"
+kill "$pid"; wait "$pid" || true; pid=
+left_alone newer && [ "$(db_query "$tmp/newer/mfrd.db" "pragma user_version")" = 99 ] &&
+	[ "$(db_query "$tmp/newer/mfrd.db" "select count(*) from poisoned_pages")" = 1 ] &&
+	ok "newer schema: the file is intact (version 99, its record)" ||
+	{ fail "newer schema: the file was changed"; ls -la "$tmp/newer"; }
+
+# Locked by another writer (an operator's sqlite3 shell) for 8 s.
+store_case locked
+python3 - "$tmp/locked/mfrd.db" "$tmp/locked.held" <<'EOP' &
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN EXCLUSIVE")
+open(sys.argv[2], "w").close()
+time.sleep(8)
+c.execute("ROLLBACK")
+EOP
+locker=$!
+wait_for 10 test -e "$tmp/locked.held"
+"$mfrd" --config "$tmp/locked.conf" --rules-dir "$tmp/rules" >"$tmp/locked.log" 2>&1 &
+pid=$!
+if wait_for 30 grep -qs '^mfrd_store_in_memory 1$' "$tmp/locked.prom" &&
+	grep -q '^mfr_poisoned_pfns_earlier_boots 1$' "$tmp/locked.prom"; then
+	ok "locked store: in memory meanwhile, the earlier pfn read from the file"
+else
+	fail "locked store: $(grep -E 'memory|earlier' "$tmp/locked.prom" 2>&1)"; cat "$tmp/locked.log"
+fi
+wait "$locker"
+if wait_for 30 grep -qs '^mfrd_store_in_memory 0$' "$tmp/locked.prom" &&
+	grep -q "in use again" "$tmp/locked.log"; then
+	ok "locked store: retried, and in use once the lock is gone"
+else
+	fail "locked store: not retried"; cat "$tmp/locked.log"
+fi
+left_alone locked && ok "locked store: nothing moved aside" || { fail "locked store moved"; ls -la "$tmp/locked"; }
+grep -q '^mfrd_store_recovered 1$' "$tmp/locked.prom" && ok "locked store: mfrd_store_recovered 1" ||
+	fail "locked store: mfrd_store_recovered not 1"
+kill "$pid"; wait "$pid" || true; pid=
+rm -f "$tmp/locked.prom"
+"$mfrd" --config "$tmp/locked.conf" --rules-dir "$tmp/rules" >"$tmp/locked2.log" 2>&1 &
+pid=$!
+wait_for 30 grep -qs '^mfrd_store_in_memory 0$' "$tmp/locked.prom" &&
+	grep -q '^mfrd_store_recovered 1$' "$tmp/locked.prom" &&
+	ok "locked store: mfrd_store_recovered still 1 after a restart" ||
+	fail "locked store: after a restart: $(grep store_ "$tmp/locked.prom")"
+out=$("$mfrctl" store ack --db "$tmp/locked/mfrd.db" 2>&1) || true
+if [ "$out" = "acknowledged 1 store incident" ] &&
+	wait_for 10 grep -qs '^mfrd_store_recovered 0$' "$tmp/locked.prom"; then
+	ok "mfrctl store ack: mfrd_store_recovered back to 0"
+else
+	fail "mfrctl store ack: $out; $(grep -E "^mfrd_store" "$tmp/locked.prom")"
+fi
+kill "$pid"; wait "$pid" || true; pid=
+
+# A read-only state directory (a read-only /var): a read-only bind mount
+# in a mount namespace of its own.
+store_case ro
+if unshare -m true 2>/dev/null; then
+	unshare -m sh -c 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" && shift && exec "$@"' \
+		sh "$tmp/ro" "$mfrd" --config "$tmp/ro.conf" --rules-dir "$tmp/rules" >"$tmp/ro.log" 2>&1 &
+	pid=$!
+	if wait_for 30 grep -qs '^mfrd_store_in_memory 1$' "$tmp/ro.prom" &&
+		grep -q '^mfr_poisoned_pfns_earlier_boots 1$' "$tmp/ro.prom"; then
+		ok "read-only directory: in memory, the earlier pfn read from the file"
+	else
+		fail "read-only directory: $(grep -E 'memory|earlier' "$tmp/ro.prom" 2>&1)"; cat "$tmp/ro.log"
+	fi
+	kill "$pid"; wait "$pid" || true; pid=
+	left_alone ro && cmp -s "$tmp/good.db" "$tmp/ro/mfrd.db" &&
+		ok "read-only directory: the file is intact" || fail "read-only directory: the file changed"
+else
+	fail "read-only directory: unshare -m is not available (needs root)"
+fi
 
 # Boot offlining after a DIMM swap: a record made on DIMM_OLD, whose
 # address the SMBIOS table now maps to DIMM_NEW, is skipped and reported;

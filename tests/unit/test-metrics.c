@@ -37,10 +37,10 @@
 	"# HELP mfrd_store_errors_total Failed reads and writes of mfrd's store since mfrd started.\n" \
 	"# TYPE mfrd_store_errors_total counter\n"				\
 	"mfrd_store_errors_total " store_errors "\n"			\
-	"# HELP mfrd_store_recovered Whether mfrd moved a damaged or unwritable store aside at start.\n" \
+	"# HELP mfrd_store_recovered Whether a store incident (a damaged store moved aside, a store mfrd could not use) awaits \"mfrctl store ack\", or the store file is not in use.\n" \
 	"# TYPE mfrd_store_recovered gauge\n"				\
 	"mfrd_store_recovered " recovered "\n"				\
-	"# HELP mfrd_store_in_memory Whether mfrd keeps its records in memory only (no usable store file).\n" \
+	"# HELP mfrd_store_in_memory Whether mfrd keeps its records in memory (the store file cannot be used now; retried).\n" \
 	"# TYPE mfrd_store_in_memory gauge\n"				\
 	"mfrd_store_in_memory " in_memory "\n"				\
 	"# HELP mfrd_metrics_write_timestamp_seconds When mfrd wrote this file: a stale value means mfrd is not running.\n" \
