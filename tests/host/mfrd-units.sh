@@ -49,20 +49,56 @@ expect() { # DESCRIPTION STATUS COMMAND...
 		failed=$((failed + 1))
 	fi
 }
-# --check also finds the cgroups the rules name, under $MFRD_CGROUP_ROOT.
-mkdir -p "$tmp/cgroup/machine.slice"
+# The README's install steps: the shipped example rules copied into
+# rules.d, then "mfrd --check", on a fresh host (a cgroup root without
+# libvirt's machine.slice or any other slice).
+mkdir -p "$tmp/cgroup"
 export MFRD_CGROUP_ROOT=$tmp/cgroup
-expect "mfrd --check: the shipped examples are fine" 0 \
+if grep -q '^cp /usr/share/doc/mfr/examples/10-vms.conf /etc/mfrd/rules.d/' "$root/README.md"; then
+	echo "ok - the README installs examples/10-vms.conf"
+else
+	echo "FAIL: the README's install steps no longer copy examples/10-vms.conf"; failed=$((failed + 1))
+fi
+expect "mfrd --check: the shipped examples pass on a fresh host" 0 \
 	"$mfrd" --config "$root/daemon/examples/mfrd.conf" --rules-dir "$tmp/rules" --check
-rmdir "$tmp/cgroup/machine.slice"
+# QEMU's guest RAM (memory-backend-memfd, whatever its cgroup or uid) is
+# decided by a keep rule: the first rule whose only match is the name.
+if python3 - "$root/daemon/examples/10-vms.conf" <<'EOP'; then
+import fnmatch, sys
+rules, rule = [], None
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if line == "[rule]":
+        rule = {}
+        rules.append(rule)
+    elif rule is not None and "=" in line and not line.startswith("#"):
+        key, value = (x.strip() for x in line.split("=", 1))
+        rule[key] = value
+for rule in rules:
+    if set(rule) - {"name-glob", "action", "budget"}:
+        continue    # depends on the cgroup or uid
+    if fnmatch.fnmatchcase("memory-backend-memfd", rule.get("name-glob", "*")):
+        sys.exit(rule.get("action") != "keep")
+sys.exit(1)
+EOP
+	echo "ok - the shipped example keeps QEMU's guest RAM (memfd memory-backend-memfd)"
+else
+	echo "FAIL: no keep rule of examples/10-vms.conf matches QEMU's memory-backend-memfd"
+	failed=$((failed + 1))
+fi
+# --check also finds the cgroups the rules name, under $MFRD_CGROUP_ROOT.
+printf '[rule]\ncgroup-path = /machine.slice\naction = keep\n' >"$tmp/rules/12-libvirt.conf"
 expect "mfrd --check: a cgroup-path that does not exist exits 1" 1 \
 	"$mfrd" --config "$root/daemon/examples/mfrd.conf" --rules-dir "$tmp/rules" --check
-if grep -q "^$tmp/rules/10-vms.conf:[0-9]*: cgroup-path: /machine.slice: no such cgroup v2" "$tmp/out"; then
+if grep -q "^$tmp/rules/12-libvirt.conf:[0-9]*: cgroup-path: /machine.slice: no such cgroup v2" "$tmp/out"; then
 	echo "ok - mfrd --check names the rule with the missing cgroup"
 else
 	echo "FAIL: mfrd --check output for a missing cgroup"; cat "$tmp/out"; failed=$((failed + 1))
 fi
 mkdir "$tmp/cgroup/machine.slice"
+expect "mfrd --check: ... and passes once the cgroup exists" 0 \
+	"$mfrd" --config "$root/daemon/examples/mfrd.conf" --rules-dir "$tmp/rules" --check
+rm "$tmp/rules/12-libvirt.conf"
 printf '[rule]\nname-glob = scratch-*\naction = default\nbudget = 4\n' >"$tmp/rules/15-budget.conf"
 expect "mfrd --check: a budget on a default rule exits 1" 1 \
 	"$mfrd" --config "$root/daemon/examples/mfrd.conf" --rules-dir "$tmp/rules" --check
