@@ -106,10 +106,10 @@ static void format(FILE *f, const struct mfrd_metrics *m)
 		       "Distinct poisoned pfns recorded in earlier boots.");
 		fprintf(f, "mfr_poisoned_pfns_earlier_boots %" PRIu64 "\n",
 			m->earlier_boot_pfns);
-		header(f, "mfr_offline_skipped_identity", "gauge",
-		       "Pfns of earlier boots not offlined in this boot: their DIMM changed.");
-		fprintf(f, "mfr_offline_skipped_identity %u\n",
-			m->offline_skipped);
+		header(f, "mfr_offline_dimm_changed", "gauge",
+		       "Pfns of earlier boots recorded on another DIMM than the one at their address now (offlined all the same).");
+		fprintf(f, "mfr_offline_dimm_changed %u\n",
+			m->offline_dimm_changed);
 	}
 
 	header(f, "mfrd_build_info", "gauge", "Version of mfrd, as a label.");

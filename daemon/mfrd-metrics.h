@@ -29,7 +29,7 @@ struct mfrd_metrics {
 	uint64_t pages[MFRD_PAGE_STATES];	/* by enum mfr_page_state */
 	bool has_earlier_boot_pfns;
 	uint64_t earlier_boot_pfns;
-	unsigned int offline_skipped;	/* ... skipped: their DIMM changed */
+	unsigned int offline_dimm_changed;	/* ... on another DIMM now */
 
 	/* mfrd's own health. */
 	const char *daemon_version;

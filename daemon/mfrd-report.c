@@ -67,7 +67,7 @@ static void snapshot(struct mfrd *d, struct snapshot *s)
 	}
 	s->m.has_earlier_boot_pfns = d->earlier_boot_pfns_known;
 	s->m.earlier_boot_pfns = d->earlier_boot_pfns;
-	s->m.offline_skipped = d->offline_skipped;
+	s->m.offline_dimm_changed = d->offline_dimm_changed;
 	s->m.daemon_version = MFRCTL_VERSION;
 	s->m.protected = d->connected && !d->rules_refused;
 	s->m.waiting_for_module = !d->connected;

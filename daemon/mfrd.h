@@ -77,7 +77,7 @@ struct mfrd {
 	uint64_t earlier_boot_pfns;	/* fixed for the whole boot */
 	bool earlier_boot_pfns_known;	/* ... read from the store file */
 	struct mfrd_dimms *dimms;	/* SMBIOS memory devices, or NULL */
-	unsigned int offline_skipped;	/* earlier pfns on a changed DIMM */
+	unsigned int offline_dimm_changed;	/* earlier pfns on a changed DIMM */
 
 	/* mfr.ko: watched with libudev and a timer, used when loaded. */
 	struct udev *udev;
