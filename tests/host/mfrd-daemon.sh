@@ -211,18 +211,18 @@ rc=0
 [ "$rc" = 2 ] && grep -q 'give one of PFN' "$tmp/err" && ok "mfrctl forget without what: usage error" ||
 	fail "mfrctl forget without what: exit $rc"
 rc=0
-"$mfrctl" forget 1 --boot x "${db[@]}" 2>"$tmp/err" || rc=$?
+"$mfrctl" forget 0x1 --boot x --yes "${db[@]}" 2>"$tmp/err" || rc=$?
 [ "$rc" = 2 ] && ok "mfrctl forget PFN --boot: usage error (one at a time)" || fail "forget PFN --boot: exit $rc"
 rc=0
-"$mfrctl" forget 12345 "${db[@]}" 2>"$tmp/err" || rc=$?
-[ "$rc" = 1 ] && grep -q 'no record of pfn 12345' "$tmp/err" && ok "mfrctl forget of an unknown pfn: exit 1, says so" ||
+"$mfrctl" forget 0x12345 --yes "${db[@]}" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'no record of pfn 0x12345' "$tmp/err" && ok "mfrctl forget of an unknown pfn: exit 1, says so" ||
 	fail "forget unknown pfn: exit $rc $(cat "$tmp/err")"
-[ "$("$mfrctl" forget 4096 "${db[@]}")" = "forgot 2 records" ] &&
+[ "$("$mfrctl" forget 0x1000 --yes "${db[@]}")" = "forgot 2 records" ] &&
 	ok "mfrctl forget PFN: both boots' records of pfn 0x1000" || fail "forget PFN"
-[ "$("$mfrctl" -j forget --dimm 'BANK 0/DIMM_A1' "${db[@]}")" = '{"forgotten":1}' ] &&
+[ "$("$mfrctl" -j forget --dimm 'BANK 0/DIMM_A1' --yes "${db[@]}")" = '{"forgotten":1}' ] &&
 	ok "mfrctl -j forget --dimm: the DIMM's last record (pfn 0x1001)" || fail "forget --dimm"
 rc=0
-"$mfrctl" forget --boot boot-1 "${db[@]}" 2>"$tmp/err" || rc=$?
+"$mfrctl" forget --boot boot-1 --yes "${db[@]}" 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "no record of boot 'boot-1'" "$tmp/err" &&
 	ok "mfrctl forget --boot of a boot with nothing left: exit 1, says so" || fail "forget --boot: exit $rc"
 [ "$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from poisoned_pages").fetchone()[0])' "$tmp/state/mfrd.db")" = 1 ] &&
