@@ -41,6 +41,9 @@
 /* Retries of a store file that could not be used: 1 s doubling to 5 min. */
 #define STORE_RETRY_MIN_USEC	1000000ULL
 #define STORE_RETRY_MAX_USEC	(300 * 1000000ULL)
+/* Settings with errors at start are read again this often. */
+#define CONFIG_RETRY_SEC	5
+#define CONFIG_RETRY_TEXT	"5 s"
 /* How long "mfrd --reload" waits for the daemon's answer. */
 #define RELOAD_TIMEOUT_USEC	(60 * 1000000LL)
 
@@ -624,29 +627,107 @@ static int setup_loop(struct mfrd *d)
 	return ret < 0 ? ret : 0;
 }
 
+static void print_errors(const struct mfrd_errors *errs)
+{
+	for (size_t i = 0; i < errs->n; i++)
+		fprintf(stderr, "%s\n", errs->msgs[i]);
+}
+
+/*
+ * Every file is checked in one run: mfrd.conf, then every rules file,
+ * and the host checks of every rule that parsed.  The result must reach
+ * stdout: a failed write (a full disk, /dev/full) is a failure too.
+ */
 static int check_only(struct mfrd *d)
 {
 	struct mfrd_config cfg = { 0 };
 	struct mfrd_rules rules = { 0 };
-	struct mfrd_errors errs = { 0 };
-	const char *root = getenv("MFRD_CGROUP_ROOT") ?: CGROUP_ROOT;
+	struct mfrd_errors cerrs = { 0 }, rerrs = { 0 };
+	char *root = getenv("MFRD_CGROUP_ROOT") ?
+		     strdup(getenv("MFRD_CGROUP_ROOT")) :
+		     mfrd_cgroup2_root(CGROUP_ROOT);
 	int ret = EXIT_SUCCESS;
 
-	if (load_settings(d, &cfg, &rules, &errs))
+	/* Neither v2 nor hybrid: the checks say each cgroup is missing. */
+	if (!root && !(root = strdup(CGROUP_ROOT)))
+		abort();
+	if (mfrd_config_load(d->config_path, &cfg, &cerrs))
 		ret = EXIT_FAILURE;
-	else if (mfrd_rules_check_host(&rules, root, &errs))
+	if (mfrd_rules_check_dir(d->rules_dir, root, &rerrs) ||
+	    mfrd_rules_load_dir(d->rules_dir, &rules, &rerrs))
 		ret = EXIT_FAILURE;
-	if (ret) {
-		for (size_t i = 0; i < errs.n; i++)
-			fprintf(stderr, "%s\n", errs.msgs[i]);
-		mfrd_errors_free(&errs);
-	} else {
+	print_errors(&cerrs);
+	print_errors(&rerrs);
+	if (!ret)
 		printf("%s: ok; %s: %zu rule%s\n", d->config_path, d->rules_dir,
 		       rules.n, rules.n == 1 ? "" : "s");
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "mfrd --check: cannot write the result: %s\n",
+			strerror(errno));
+		ret = EXIT_FAILURE;
 	}
+	mfrd_errors_free(&cerrs);
+	mfrd_errors_free(&rerrs);
 	mfrd_config_free(&cfg);
 	mfrd_rules_free(&rules);
+	free(root);
 	return ret;
+}
+
+/*
+ * At start, settings with errors.  Exiting would have systemd restart
+ * mfrd every second, logging every error again; instead the errors are
+ * logged once (again only when they change), the module keeps whatever
+ * rules it has, and the files are read again every CONFIG_RETRY_SEC and
+ * on SIGHUP ("systemctl reload mfrd"), the watchdog fed meanwhile.
+ * Returns 0 once they load (into d), or 1 when told to stop.
+ */
+static int wait_for_settings(struct mfrd *d, struct mfrd_errors *errs)
+{
+	const struct timespec retry = { CONFIG_RETRY_SEC, 0 };
+	char *last = NULL, *now;
+	siginfo_t si;
+	sigset_t mask;
+	int sig;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	for (;;) {
+		now = join_errors(errs);
+		if (!last || strcmp(now, last)) {
+			log_config_errors(errs, LOG_ERR,
+					  "not starting until it is fixed: mfr.ko keeps the rules it has, no page of an earlier boot is offlined; the files are read again every " CONFIG_RETRY_TEXT " and on \"systemctl reload mfrd\"");
+			sd_notifyf(0, "STATUS=configuration refused (%zu error%s, see the journal): not started, waiting for a fix",
+				   errs->n, errs->n == 1 ? "" : "s");
+		}
+		free(last);
+		last = now;
+		mfrd_errors_free(errs);
+		sd_notify(0, "WATCHDOG=1");
+		sig = sigtimedwait(&mask, &si, &retry);
+		if (sig == SIGTERM || sig == SIGINT) {
+			mfrd_logf(LOG_INFO, NULL, "stopping on %s", strsignal(sig));
+			free(last);
+			return 1;
+		}
+		if (!load_settings(d, &d->cfg, &d->rules, errs))
+			break;
+		if (sig == SIGHUP) {
+			char *why = join_errors(errs);
+
+			write_reload_result(false, why);
+			free(why);
+		}
+	}
+	if (sig == SIGHUP)
+		write_reload_result(true, "the configuration loads: mfrd starts");
+	mfrd_logf(LOG_NOTICE, MFRD_MSGID_CONFIG_REJECTED,
+		  "configuration fixed: starting");
+	free(last);
+	return 0;
 }
 
 /* The time and outcome in the reload result file; -1 if none. */
@@ -821,11 +902,9 @@ int main(int argc, char **argv)
 		return reload_client(optind < argc ? argv[optind] : NULL);
 
 	mfrd_log_open();
-	if (load_settings(&d, &d.cfg, &d.rules, &errs)) {
-		log_config_errors(&errs, LOG_ERR, "not starting");
-		mfrd_errors_free(&errs);
-		return EXIT_FAILURE;
-	}
+	if (load_settings(&d, &d.cfg, &d.rules, &errs) &&
+	    wait_for_settings(&d, &errs))
+		return EXIT_SUCCESS;
 	apply_log_limits(&d.cfg);
 	push_rules_first(&d);
 	d.reload_ok_usec = mfrd_now_usec();

@@ -8,6 +8,8 @@
 #   metric stays set, across restarts, until "mfrctl store ack";
 # - not READY without the module, unless ready_without_module = yes, and
 #   the metrics say it waits;
+# - a configuration error at start makes mfrd wait for a fix, logging
+#   its errors once, not exit into a restart loop;
 # - "mfrd --reload PID" (the unit's ExecReload) waits for the outcome:
 #   exit 1 with FILE:LINE for refused rules, 0 for good ones;
 # - the metrics file passes "promtool check metrics" when promtool is
@@ -418,6 +420,38 @@ grep -q "MFR_DIMM_CHANGED=1 " "$tmp/log3" && grep -q "MFR_FAILED=2 " "$tmp/log3"
 	fail "journal fields of the offlining: $(grep -i offline "$tmp/log3")"
 wait_for 30 grep -q '^mfr_offline_dimm_changed 1$' "$tmp/mfr.prom" &&
 	ok "metric mfr_offline_dimm_changed 1" || fail "no DIMM change in the metrics"
+kill "$pid"; wait "$pid" || true; pid=
+
+# A configuration error at start: no exit (systemd would restart mfrd
+# every second, logging every error again); mfrd logs the errors once,
+# waits, and starts once the file is fixed.
+mkdir -p "$tmp/rules-bad"
+printf '[rule]\nname-glob = guest-ram*\nacton = keep\n' >"$tmp/rules-bad/10-vms.conf"
+sed -i 's/^offline_recorded_pfns = yes$/offline_recorded_pfns = no/' "$tmp/mfrd.conf"
+"$mfrd" --config "$tmp/mfrd.conf" --rules-dir "$tmp/rules-bad" >"$tmp/log4" 2>&1 &
+pid=$!
+sleep 7	# past the first re-read (every 5 s)
+if kill -0 "$pid" 2>/dev/null; then
+	ok "a configuration error at start: mfrd waits instead of exiting"
+else
+	fail "mfrd exited on a configuration error at start"; cat "$tmp/log4"
+fi
+[ "$(grep -c 'configuration refused' "$tmp/log4")" = 1 ] &&
+	[ "$(grep -c 'unknown key "acton"' "$tmp/log4")" = 1 ] &&
+	ok "... and logs its errors once, not at every re-read" ||
+	{ fail "configuration errors logged $(grep -c 'configuration refused' "$tmp/log4") times"; cat "$tmp/log4"; }
+rc=0
+"$mfrd" --reload "$pid" >"$tmp/reload4.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q '10-vms.conf:3: unknown key "acton"' "$tmp/reload4.out" &&
+	ok "mfrd --reload while waiting: exit 1 with the errors" ||
+	{ fail "mfrd --reload while waiting: exit $rc"; cat "$tmp/reload4.out"; }
+printf '[rule]\nname-glob = guest-ram*\naction = keep\n' >"$tmp/rules-bad/10-vms.conf"
+if wait_for 15 grep -q 'configuration fixed: starting' "$tmp/log4" &&
+	wait_for 15 grep -q '^mfrd: started: 1 rules' "$tmp/log4"; then
+	ok "once the file is fixed, mfrd starts (no restart)"
+else
+	fail "mfrd did not start after the fix"; cat "$tmp/log4"
+fi
 kill "$pid"; wait "$pid" || true; pid=
 
 [ "$failed" = 0 ] && echo "all mfrd daemon checks passed"

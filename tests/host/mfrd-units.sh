@@ -111,6 +111,42 @@ if grep -qx "$tmp/rules/20-bad.conf:1: rule has no action (keep or default)" "$t
 else
 	echo "FAIL: mfrd --check output"; cat "$tmp/out"; failed=$((failed + 1))
 fi
+# One --check run reports every file: a bad mfrd.conf, a typo in one
+# rules file and a missing cgroup in another.
+printf 'watchdog = maybe\n' >"$tmp/bad-mfrd.conf"
+printf '[rule]\nacton = keep\n' >"$tmp/rules/13-typo.conf"
+printf '[rule]\naction = keep\ncgroup-path = /gone.slice\n' >"$tmp/rules/14-gone.conf"
+expect "mfrd --check: errors in three files exit 1" 1 \
+	"$mfrd" --config "$tmp/bad-mfrd.conf" --rules-dir "$tmp/rules" --check
+if grep -q "^$tmp/bad-mfrd.conf:1: watchdog:" "$tmp/out" &&
+	grep -q "^$tmp/rules/13-typo.conf:2: unknown key \"acton\"" "$tmp/out" &&
+	grep -q "^$tmp/rules/14-gone.conf:3: cgroup-path: /gone.slice: no such cgroup v2" "$tmp/out"; then
+	echo "ok - mfrd --check reports every file in one run, each at the key's own line"
+else
+	echo "FAIL: mfrd --check did not report every file"; cat "$tmp/out"; failed=$((failed + 1))
+fi
+rm "$tmp/rules/13-typo.conf" "$tmp/rules/14-gone.conf"
+# A FIFO as mfrd.conf: refused at once, no hang.
+mkfifo "$tmp/fifo.conf"
+expect "mfrd --check: a FIFO as mfrd.conf exits 1 at once" 1 \
+	timeout 20 "$mfrd" --config "$tmp/fifo.conf" --rules-dir "$tmp/rules" --check
+grep -q "fifo.conf: a FIFO: only a regular file is read" "$tmp/out" &&
+	echo "ok - ... saying it is a FIFO" || { echo "FAIL: FIFO message"; cat "$tmp/out"; failed=$((failed + 1)); }
+# The result must reach stdout: a write error is a failure.
+if [ -w /dev/full ]; then
+	rc=0
+	mkdir "$tmp/good-rules"
+	cp "$root/daemon/examples/10-vms.conf" "$tmp/good-rules/"
+	"$mfrd" --config "$root/daemon/examples/mfrd.conf" --rules-dir "$tmp/good-rules" --check \
+		>/dev/full 2>"$tmp/out" || rc=$?
+	if [ "$rc" = 1 ] && grep -q "cannot write the result" "$tmp/out"; then
+		echo "ok - mfrd --check > /dev/full exits 1"
+	else
+		echo "FAIL: mfrd --check > /dev/full: exit $rc"; cat "$tmp/out"; failed=$((failed + 1))
+	fi
+else
+	echo "FAIL: no /dev/full to test a write error with"; failed=$((failed + 1))
+fi
 expect "mfrd: an unknown option exits 2" 2 "$mfrd" --frobnicate
 expect "mfrd: a stray argument exits 2" 2 "$mfrd" extra
 expect "mfrd: a relative --state-dir exits 2" 2 "$mfrd" --state-dir var/lib --check
