@@ -19,7 +19,8 @@ struct mfrd_store_recovery {
 	char *error;			/* why the file did not open */
 	char *moved_to;			/* a damaged file went there */
 	char *move_error;		/* ... or could not be moved: why */
-	int64_t copied;			/* pages read from the file; -1: failed */
+	int64_t copied;			/* pages read from the file; -1: none
+					   could be (unknown, not zero) */
 	bool in_memory;			/* the file is left alone for now */
 };
 

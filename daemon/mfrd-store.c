@@ -803,6 +803,12 @@ int64_t mfrd_store_copy_pages(struct mfrd_store *s, const char *path)
 	if (total == 0 && !read_any)
 		total = copy_from(s, ins, path, true, &read_any);
 	sqlite3_finalize(ins);
+	if (total >= 0 && !read_any) {
+		/* Unknown, not none: nothing of the file could be read. */
+		snprintf(s->err, sizeof(s->err), "%s: no page records readable",
+			 path);
+		total = -1;
+	}
 	if (total < 0 || mfrd_store_commit(s)) {
 		mfrd_store_rollback(s);
 		return -1;

@@ -187,8 +187,9 @@ void mfrd_store_earlier_free(struct mfrd_earlier *v, size_t n);
  * damaged store's (the table, then its pfn index) into the fresh one, or
  * a store that cannot be opened for writing (locked, read-only, full, a
  * newer schema) into the in-memory one, so that boot offlining still
- * finds the pfns of earlier boots.  Returns the number of records copied
- * (0 if nothing is readable), or -1 if s could not be written.
+ * finds the pfns of earlier boots.  Returns the number of records copied,
+ * or -1 if nothing of the file could be read (not a database: how many
+ * pages it had is unknown) or s could not be written.
  */
 int64_t mfrd_store_copy_pages(struct mfrd_store *s, const char *path);
 

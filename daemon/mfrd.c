@@ -415,7 +415,7 @@ static void log_store_recovery(struct mfrd *d,
 			       const struct mfrd_store_recovery *r)
 {
 	struct mfrd_log *l = mfrd_log_new(LOG_CRIT, MFRD_MSGID_STORE_RECOVERED);
-	char copied[96] = "";
+	char copied[128];
 
 	mfrd_log_field(l, "MFR_STORE", "%s", d->store_path);
 	mfrd_log_field(l, "MFR_STORE_ERROR", "%s", r->error);
@@ -425,15 +425,17 @@ static void log_store_recovery(struct mfrd *d,
 	if (r->moved_to)
 		mfrd_log_field(l, "MFR_STORE_MOVED_TO", "%s", r->moved_to);
 	if (r->copied >= 0)
-		snprintf(copied, sizeof(copied), "%lld page records read from it",
-			 (long long)r->copied);
+		snprintf(copied, sizeof(copied), "%lld page records %s",
+			 (long long)r->copied, r->in_memory ?
+			 "read from it for boot offlining" : "salvaged into it");
 	else
-		snprintf(copied, sizeof(copied), "its page records could not be read");
+		snprintf(copied, sizeof(copied),
+			 "no page record could be read from it: the pfns of earlier boots are unknown");
 	if (!r->in_memory)
-		mfrd_log_message(l, "the store %s is damaged (%s): moved aside to %s, a fresh store started, %s and kept; acknowledge with \"mfrctl store ack\"",
+		mfrd_log_message(l, "the store %s is damaged (%s): moved aside to %s, a fresh store started; %s; acknowledge with \"mfrctl store ack\"",
 				 d->store_path, r->error, r->moved_to, copied);
 	else
-		mfrd_log_message(l, "the store %s cannot be used (%s: %s)%s%s: %s%s; %s for boot offlining; records are kept in memory and the file is retried until it opens; acknowledge with \"mfrctl store ack\"",
+		mfrd_log_message(l, "the store %s cannot be used (%s: %s)%s%s: %s%s; %s; records are kept in memory and the file is retried until it opens; acknowledge with \"mfrctl store ack\"",
 				 d->store_path, mfrd_store_fault_name(r->fault),
 				 r->error, r->move_error ? "; " : "",
 				 r->move_error ?: "",
