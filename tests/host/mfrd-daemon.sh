@@ -266,6 +266,16 @@ fi
 kill "$pid"; wait "$pid" || true; pid=
 kill "$listener" 2>/dev/null || true
 
+# SIGTERM: mfrd stops with status 0, without an ASan or UBSan report.
+stop_mfrd() { # WHAT LOG
+	local rc=0
+	kill "$pid"
+	wait "$pid" || rc=$?
+	pid=
+	[ "$rc" = 0 ] && ok "$1: mfrd stops cleanly on SIGTERM" ||
+		{ fail "$1: mfrd exit $rc on SIGTERM"; tail -30 "$2"; }
+}
+
 # Stores mfrd cannot use are left as they are.  Each case starts from a
 # copy of the store above (one record, pfn 0x9000 of boot-2: an earlier
 # boot), with boot offlining off: the metric tells what it would offline.
@@ -302,7 +312,7 @@ grep -q '^mfrd_store_recovered 1$' "$tmp/newer.prom" &&
 	ok "newer schema: mfrd_store_recovered 1" || fail "newer schema: no mfrd_store_recovered 1"
 grep -q 'left as it is' "$tmp/newer.log" && ok "newer schema: the log says the file is left as it is" ||
 	fail "newer schema log: $(grep -i store "$tmp/newer.log")"
-kill "$pid"; wait "$pid" || true; pid=
+stop_mfrd "newer" "$tmp/newer.log"
 left_alone newer && [ "$(db_query "$tmp/newer/mfrd.db" "pragma user_version")" = 99 ] &&
 	[ "$(db_query "$tmp/newer/mfrd.db" "select count(*) from poisoned_pages")" = 1 ] &&
 	ok "newer schema: the file is intact (version 99, its record)" ||
@@ -338,7 +348,7 @@ fi
 left_alone locked && ok "locked store: nothing moved aside" || { fail "locked store moved"; ls -la "$tmp/locked"; }
 grep -q '^mfrd_store_recovered 1$' "$tmp/locked.prom" && ok "locked store: mfrd_store_recovered 1" ||
 	fail "locked store: mfrd_store_recovered not 1"
-kill "$pid"; wait "$pid" || true; pid=
+stop_mfrd "locked" "$tmp/locked.log"
 rm -f "$tmp/locked.prom"
 "$mfrd" --config "$tmp/locked.conf" --rules-dir "$tmp/rules" >"$tmp/locked2.log" 2>&1 &
 pid=$!
@@ -353,7 +363,7 @@ if [ "$out" = "acknowledged 1 store incident" ] &&
 else
 	fail "mfrctl store ack: $out; $(grep -E "^mfrd_store" "$tmp/locked.prom")"
 fi
-kill "$pid"; wait "$pid" || true; pid=
+stop_mfrd "locked2" "$tmp/locked2.log"
 
 # A read-only state directory (a read-only /var): a read-only bind mount
 # in a mount namespace of its own.
@@ -368,7 +378,7 @@ if unshare -m true 2>/dev/null; then
 	else
 		fail "read-only directory: $(grep -E 'memory|earlier' "$tmp/ro.prom" 2>&1)"; cat "$tmp/ro.log"
 	fi
-	kill "$pid"; wait "$pid" || true; pid=
+	stop_mfrd "ro" "$tmp/ro.log"
 	left_alone ro && cmp -s "$tmp/good.db" "$tmp/ro/mfrd.db" &&
 		ok "read-only directory: the file is intact" || fail "read-only directory: the file changed"
 else
@@ -452,7 +462,7 @@ if wait_for 15 grep -q 'configuration fixed: starting' "$tmp/log4" &&
 else
 	fail "mfrd did not start after the fix"; cat "$tmp/log4"
 fi
-kill "$pid"; wait "$pid" || true; pid=
+stop_mfrd "log4" "$tmp/log4"
 
 [ "$failed" = 0 ] && echo "all mfrd daemon checks passed"
 [ "$failed" = 0 ]
