@@ -13,9 +13,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <strings.h>
 #include <sqlite3.h>
+#include <systemd/sd-journal.h>
 
 #include "mfrctl.h"
+#include "mfrd-log.h"
 
 #define BUSY_MS		10000
 
@@ -332,49 +335,196 @@ int summary_run(struct mfrctl *ctl)
 	return ret;
 }
 
+/*
+ * A pfn as every listing prints it: hexadecimal, "0x1a2b" or "1a2b".  A
+ * bare number of decimal digits only ("1234") is refused as ambiguous:
+ * forgetting 0x4d2 for a decimal 1234 would delete the wrong record.
+ */
+static int parse_pfn(const char *s, uint64_t *out)
+{
+	const char *digits = s + (!strncasecmp(s, "0x", 2) ? 2 : 0);
+	unsigned long long v;
+	char *end;
+
+	if (!*digits || strspn(digits, "0123456789abcdefABCDEF") != strlen(digits))
+		return usage_error("invalid pfn '%s': expected a hexadecimal page frame number, as listings print it (0x1a2b)",
+				   s);
+	if (digits == s && strspn(s, "0123456789") == strlen(s))
+		return usage_error("ambiguous pfn '%s': pfns are hexadecimal, as listings print them; write 0x%s (if %s is decimal: 0x%llx)",
+				   s, s, s, strtoull(s, NULL, 10));
+	errno = 0;
+	v = strtoull(digits, &end, 16);
+	if (errno || v > UINT64_MAX >> 12)
+		return usage_error("invalid pfn '%s': larger than any page frame number",
+				   s);
+	*out = v;
+	return 0;
+}
+
 int forget_parse(struct mfrctl *ctl, char **args)
 {
 	int given = !!args[0] + !!ctl->forget_boot + !!ctl->forget_dimm;
 
 	if (given != 1)
 		return usage_error("forget: give one of PFN, --boot ID or --dimm LABEL");
-	if (args[0])
-		return parse_number("pfn", args[0], 0, UINT64_MAX >> 12,
-				    &ctl->forget_pfn);
-	return 0;
+	if ((ctl->given & OPT_DRY_RUN) && (ctl->given & OPT_YES))
+		return usage_error("forget: --dry-run or --yes, not both");
+	/* Asked before anything is read: no terminal, no question. */
+	if (!(ctl->given & (OPT_DRY_RUN | OPT_YES)) && !isatty(STDIN_FILENO))
+		return usage_error("forget: no terminal to confirm on: give --yes to delete, or --dry-run to see what it would delete");
+	if (!args[0])
+		return 0;
+	ctl->forget_pfn_arg = args[0];
+	return parse_pfn(args[0], &ctl->forget_pfn);
 }
 
-int forget_run(struct mfrctl *ctl)
+/* The records forget deletes: ?1 the pfn, boot id (either form) or DIMM. */
+static const char *forget_where(const struct mfrctl *ctl)
 {
-	const char *what;
-	sqlite3_stmt *st;
-	json_object *doc;
-	sqlite3 *db;
-	int ret, n;
-
-	ret = open_db(ctl, true, &db);
-	if (ret)
-		return ret;
-	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL)) {
-		ret = db_fail(ctl, db, "locking the store");
-		sqlite3_close(db);
-		return ret;
-	}
 	if (ctl->forget_boot)
-		what = "DELETE FROM poisoned_pages WHERE boot_id = ?1";
-	else if (ctl->forget_dimm)
-		what = "DELETE FROM poisoned_pages WHERE dimm = ?1";
-	else
-		what = "DELETE FROM poisoned_pages WHERE pfn = ?1";
-	if (sqlite3_prepare_v2(db, what, -1, &st, NULL)) {
-		ret = db_fail(ctl, db, "not an mfrd store");
-		goto rollback;
-	}
+		return " FROM poisoned_pages WHERE lower(replace(boot_id, '-', ''))"
+		       " = lower(replace(?1, '-', ''))";
+	if (ctl->forget_dimm)
+		return " FROM poisoned_pages WHERE dimm = ?1";
+	return " FROM poisoned_pages WHERE pfn = ?1";
+}
+
+static void forget_bind(const struct mfrctl *ctl, sqlite3_stmt *st)
+{
 	if (ctl->forget_boot || ctl->forget_dimm)
 		sqlite3_bind_text(st, 1, ctl->forget_boot ?: ctl->forget_dimm,
 				  -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_int64(st, 1, (sqlite3_int64)ctl->forget_pfn);
+}
+
+/* "pfn 0x1a2b", "boot ID", "DIMM 'LABEL'" */
+static void forget_what(const struct mfrctl *ctl, char *buf, size_t size)
+{
+	if (ctl->forget_boot)
+		snprintf(buf, size, "boot '%s'", ctl->forget_boot);
+	else if (ctl->forget_dimm)
+		snprintf(buf, size, "DIMM '%s'", ctl->forget_dimm);
+	else
+		snprintf(buf, size, "pfn 0x%" PRIx64, ctl->forget_pfn);
+}
+
+/* Records, distinct pfns and boots that forget would delete; -1 on error. */
+static int forget_count(struct mfrctl *ctl, sqlite3 *db, int counts[3])
+{
+	sqlite3_stmt *st;
+	char *sql;
+	int rc;
+
+	if (asprintf(&sql, "SELECT count(*), count(DISTINCT pfn),"
+		     " count(DISTINCT boot_id)%s", forget_where(ctl)) < 0)
+		return -1;
+	rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	free(sql);
+	if (rc)
+		return db_fail(ctl, db, "not an mfrd store"), -1;
+	forget_bind(ctl, st);
+	rc = sqlite3_step(st);
+	for (int i = 0; i < 3; i++)
+		counts[i] = rc == SQLITE_ROW ? sqlite3_column_int(st, i) : 0;
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : (db_fail(ctl, db, "reading"), -1);
+}
+
+/* y or yes on the terminal; anything else, or end of input, is no. */
+static bool confirmed(const char *what, const int counts[3])
+{
+	char *line = NULL;
+	size_t size = 0;
+	bool yes;
+
+	fprintf(stderr, "Forget %d record%s of %s (%d pfn%s, %d boot%s)? Boot offlining will no longer offline %s. [y/N] ",
+		counts[0], counts[0] == 1 ? "" : "s", what, counts[1],
+		counts[1] == 1 ? "" : "s", counts[2], counts[2] == 1 ? "" : "s",
+		counts[1] == 1 ? "it" : "them");
+	yes = getline(&line, &size, stdin) > 0 &&
+	      (!strcmp(line, "y\n") || !strcmp(line, "yes\n") ||
+	       !strcmp(line, "Y\n"));
+	free(line);
+	return yes;
+}
+
+/* The operator's deletion, in the journal: who, what, how many. */
+static void log_forget(const struct mfrctl *ctl, const char *what, int n)
+{
+	const char *path = ctl->db_path ?: MFRCTL_DB_PATH;
+
+	sd_journal_send("MESSAGE_ID=" MFRD_MSGID_FORGOTTEN,
+			"PRIORITY=%d", LOG_NOTICE,
+			"MESSAGE=mfrctl forget: %d record%s of %s deleted from %s by uid %u; boot offlining no longer offlines them",
+			n, n == 1 ? "" : "s", what, path, (unsigned int)getuid(),
+			"MFR_FORGOTTEN=%d", n,
+			"MFR_FORGET=%s", what,
+			"MFR_STORE=%s", path,
+			NULL);
+}
+
+int forget_run(struct mfrctl *ctl)
+{
+	bool dry = ctl->given & OPT_DRY_RUN;
+	char what[512], *sql;
+	int ret, n, counts[3];
+	sqlite3_stmt *st;
+	json_object *doc;
+	sqlite3 *db;
+
+	forget_what(ctl, what, sizeof(what));
+	ret = open_db(ctl, !dry, &db);
+	if (ret)
+		return ret;
+	/* Counted and asked before the write lock: mfrd must not wait on us. */
+	if (forget_count(ctl, db, counts)) {
+		sqlite3_close(db);
+		return EXIT_FAILED;
+	}
+	if (!counts[0]) {
+		fprintf(stderr, "mfrctl: forget: no record of %s\n", what);
+		sqlite3_close(db);
+		return EXIT_FAILED;
+	}
+	if (dry) {
+		sqlite3_close(db);
+		if (ctl->json) {
+			doc = json_object_new_object();
+			ret = doc ? json_add(doc, "would_forget",
+					     json_object_new_int(counts[0])) : -ENOMEM;
+			if (!ret)
+				ret = json_print(doc);
+			json_object_put(doc);
+			return ret ? EXIT_FAILED : EXIT_OK;
+		}
+		printf("would forget %d record%s of %s (%d pfn%s, %d boot%s)\n",
+		       counts[0], counts[0] == 1 ? "" : "s", what, counts[1],
+		       counts[1] == 1 ? "" : "s", counts[2],
+		       counts[2] == 1 ? "" : "s");
+		return EXIT_OK;
+	}
+	if (!(ctl->given & OPT_YES) && !confirmed(what, counts)) {
+		fprintf(stderr, "mfrctl: forget: nothing forgotten\n");
+		sqlite3_close(db);
+		return EXIT_FAILED;
+	}
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL)) {
+		ret = db_fail(ctl, db, "locking the store");
+		sqlite3_close(db);
+		return ret;
+	}
+	if (asprintf(&sql, "DELETE%s", forget_where(ctl)) < 0) {
+		ret = EXIT_FAILED;
+		goto rollback;
+	}
+	ret = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	free(sql);
+	if (ret) {
+		ret = db_fail(ctl, db, "not an mfrd store");
+		goto rollback;
+	}
+	forget_bind(ctl, st);
 	if (sqlite3_step(st) != SQLITE_DONE) {
 		sqlite3_finalize(st);
 		ret = db_fail(ctl, db, "forgetting");
@@ -383,13 +533,7 @@ int forget_run(struct mfrctl *ctl)
 	sqlite3_finalize(st);
 	n = sqlite3_changes(db);
 	if (!n) {
-		if (ctl->forget_boot || ctl->forget_dimm)
-			fprintf(stderr, "mfrctl: forget: no record of %s '%s'\n",
-				ctl->forget_boot ? "boot" : "DIMM",
-				ctl->forget_boot ?: ctl->forget_dimm);
-		else
-			fprintf(stderr, "mfrctl: forget: no record of pfn %" PRIu64 "\n",
-				ctl->forget_pfn);
+		fprintf(stderr, "mfrctl: forget: no record of %s\n", what);
 		ret = EXIT_FAILED;
 		goto rollback;
 	}
@@ -398,6 +542,7 @@ int forget_run(struct mfrctl *ctl)
 		goto rollback;
 	}
 	sqlite3_close(db);
+	log_forget(ctl, what, n);
 	if (!ctl->json) {
 		printf("forgot %d record%s\n", n, n == 1 ? "" : "s");
 		return EXIT_OK;
@@ -412,4 +557,50 @@ rollback:
 	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 	sqlite3_close(db);
 	return ret;
+}
+
+/*
+ * store ack: the operator has seen the store incidents (a damaged store
+ * moved aside, a store mfrd could not use) and mfrd's alert may clear.
+ */
+int store_ack_run(struct mfrctl *ctl)
+{
+	struct timespec now;
+	sqlite3_stmt *st;
+	json_object *doc;
+	sqlite3 *db;
+	int ret, n;
+
+	ret = open_db(ctl, true, &db);
+	if (ret)
+		return ret;
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (sqlite3_prepare_v2(db, "UPDATE store_incidents SET acked_usec = ?1"
+			       " WHERE acked_usec IS NULL", -1, &st, NULL)) {
+		ret = db_fail(ctl, db, "not an mfrd store with incidents (schema 3 or later)");
+		sqlite3_close(db);
+		return ret;
+	}
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)now.tv_sec * 1000000 +
+			   now.tv_nsec / 1000);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		ret = db_fail(ctl, db, "acknowledging");
+		sqlite3_finalize(st);
+		sqlite3_close(db);
+		return ret;
+	}
+	sqlite3_finalize(st);
+	n = sqlite3_changes(db);
+	sqlite3_close(db);
+	if (!ctl->json) {
+		printf("acknowledged %d store incident%s\n", n, n == 1 ? "" : "s");
+		return EXIT_OK;
+	}
+	doc = json_object_new_object();
+	ret = doc ? json_add(doc, "acknowledged", json_object_new_int(n)) :
+	      -ENOMEM;
+	if (!ret)
+		ret = json_print(doc);
+	json_object_put(doc);
+	return ret ? EXIT_FAILED : EXIT_OK;
 }

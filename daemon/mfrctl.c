@@ -105,13 +105,23 @@ static const struct command commands[] = {
 		.run = summary_run,
 	}, {
 		.area = "forget",
-		.synopsis = "PFN | --boot ID | --dimm LABEL [--db FILE]",
-		.help = "delete records from the store (after a DIMM was replaced)",
+		.synopsis = "PFN | --boot ID | --dimm LABEL [--dry-run] [--yes]\n"
+			    "[--db FILE]",
+		.help = "delete records from the store (after a DIMM was replaced); "
+			"PFN in hex (0x1a2b), BOOT with or without dashes",
 		.maxargs = 1,
-		.opts = OPT_DB | OPT_BOOT | OPT_DIMM,
+		.opts = OPT_DB | OPT_BOOT | OPT_DIMM | OPT_DRY_RUN | OPT_YES,
 		.store = true,
 		.parse = forget_parse,
 		.run = forget_run,
+	}, {
+		.area = "store", .verb = "ack",
+		.synopsis = "[--db FILE]",
+		.help = "acknowledge the store incidents mfrd reported "
+			"(mfrd_store_recovered)",
+		.opts = OPT_DB,
+		.store = true,
+		.run = store_ack_run,
 	},
 };
 
@@ -127,6 +137,8 @@ enum {
 	OPTV_DB,
 	OPTV_BOOT,
 	OPTV_DIMM,
+	OPTV_DRY_RUN,
+	OPTV_YES,
 };
 
 static const struct option options[] = {
@@ -148,6 +160,8 @@ static const struct option options[] = {
 	{ "db", required_argument, NULL, OPTV_DB },
 	{ "boot", required_argument, NULL, OPTV_BOOT },
 	{ "dimm", required_argument, NULL, OPTV_DIMM },
+	{ "dry-run", no_argument, NULL, OPTV_DRY_RUN },
+	{ "yes", no_argument, NULL, OPTV_YES },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -400,13 +414,17 @@ static int parse_option(struct mfrctl *ctl, int opt, const char *arg)
 			return usage_error("--dimm: empty label");
 		ctl->forget_dimm = arg;
 		return 0;
+	case OPTV_DRY_RUN:
+	case OPTV_YES:
+		return 0;	/* in ctl->given */
 	}
 	return usage_error("unexpected option");
 }
 
 _Static_assert(OPT_NAME == 1 << (OPTV_NAME - OPTV_NAME) &&
 	      OPT_COUNT == 1 << (OPTV_COUNT - OPTV_NAME) &&
-	      OPT_DIMM == 1 << (OPTV_DIMM - OPTV_NAME),
+	      OPT_DIMM == 1 << (OPTV_DIMM - OPTV_NAME) &&
+	      OPT_YES == 1 << (OPTV_YES - OPTV_NAME),
 	      "OPT_* bits follow the OPTV_* order");
 
 static bool find_area(const char *word)

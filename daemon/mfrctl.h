@@ -30,6 +30,8 @@ enum {
 	OPT_DB = 1 << 7,
 	OPT_BOOT = 1 << 8,
 	OPT_DIMM = 1 << 9,
+	OPT_DRY_RUN = 1 << 10,
+	OPT_YES = 1 << 11,
 };
 
 /* mfrd's store, for history, summary and forget. */
@@ -53,6 +55,7 @@ struct mfrctl {
 	const char *forget_boot;
 	const char *forget_dimm;
 	uint64_t forget_pfn;
+	const char *forget_pfn_arg;	/* as given, for the journal */
 
 	/* positional arguments */
 	uint32_t rule_id;
@@ -107,6 +110,7 @@ int history_run(struct mfrctl *ctl);
 int summary_run(struct mfrctl *ctl);
 int forget_parse(struct mfrctl *ctl, char **args);
 int forget_run(struct mfrctl *ctl);
+int store_ack_run(struct mfrctl *ctl);
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 

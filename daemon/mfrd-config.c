@@ -8,6 +8,7 @@
  * Out of memory is not an input error: it aborts (systemd restarts us).
  */
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -16,7 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ftw.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 
 #include "mfr-spec.h"
 #include "mfrd-config.h"
@@ -49,31 +54,89 @@ void mfrd_errors_free(struct mfrd_errors *e)
 	for (size_t i = 0; i < e->n; i++)
 		free(e->msgs[i]);
 	free(e->msgs);
-	e->msgs = NULL;
-	e->n = 0;
+	*e = (struct mfrd_errors){ 0 };
+}
+
+static void err_push(struct mfrd_errors *e, char *msg)
+{
+	if (e->n == e->cap) {
+		e->cap = e->cap ? 2 * e->cap : 16;
+		e->msgs = xrealloc(e->msgs, e->cap * sizeof(*e->msgs));
+	}
+	e->msgs[e->n++] = msg;
 }
 
 /* Add "FILE:LINE: message", or "FILE: message" when line is 0. */
-__attribute__((format(printf, 4, 5)))
-static void err_add(struct mfrd_errors *e, const char *file,
-		    unsigned int line, const char *fmt, ...)
+static void err_vadd(struct mfrd_errors *e, const char *file,
+		     unsigned int line, const char *fmt, va_list ap)
 {
 	char *msg, *full;
-	va_list ap;
 	int r;
 
-	va_start(ap, fmt);
-	r = vasprintf(&msg, fmt, ap);
-	va_end(ap);
-	if (r < 0)
+	/* A binary file must not log hundreds of lines: the rest is counted. */
+	if (e->n >= MFRD_ERRORS_MAX) {
+		e->dropped++;
+		return;
+	}
+	if (vasprintf(&msg, fmt, ap) < 0)
 		abort();
 	r = line ? asprintf(&full, "%s:%u: %s", file, line, msg) :
 		   asprintf(&full, "%s: %s", file, msg);
 	free(msg);
 	if (r < 0)
 		abort();
-	e->msgs = xrealloc(e->msgs, (e->n + 1) * sizeof(*e->msgs));
-	e->msgs[e->n++] = full;
+	err_push(e, full);
+}
+
+__attribute__((format(printf, 4, 5)))
+static void err_add(struct mfrd_errors *e, const char *file,
+		    unsigned int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	err_vadd(e, file, line, fmt, ap);
+	va_end(ap);
+}
+
+/* At the end of a load: say how many errors the cap left out. */
+static void err_finish(struct mfrd_errors *e)
+{
+	char *msg;
+
+	if (!e->dropped)
+		return;
+	if (asprintf(&msg, "%zu more error%s not shown (at most %d are)",
+		     e->dropped, e->dropped == 1 ? "" : "s",
+		     MFRD_ERRORS_MAX) < 0)
+		abort();
+	err_push(e, msg);
+	e->dropped = 0;
+}
+
+/*
+ * Text from a file as an error message shows it: printable ASCII as is,
+ * anything else (and '"', '\\') as \xNN, cut after SHOWN_MAX bytes of it.
+ */
+#define SHOWN_MAX	64
+#define SHOWN_SIZE	(SHOWN_MAX * 4 + 4)
+
+static const char *shown(const char *s, char buf[SHOWN_SIZE])
+{
+	size_t o = 0, i;
+
+	for (i = 0; s[i] && i < SHOWN_MAX; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c > 0x7e || c == '"' || c == '\\')
+			o += (size_t)snprintf(buf + o, SHOWN_SIZE - o, "\\x%02x", c);
+		else
+			buf[o++] = (char)c;
+	}
+	if (s[i])
+		o += (size_t)snprintf(buf + o, SHOWN_SIZE - o, "...");
+	buf[o] = '\0';
+	return buf;
 }
 
 /* One significant line of a file. */
@@ -83,12 +146,26 @@ struct reader {
 	FILE *f;
 	const char *path;
 	unsigned int line;
-	char *buf;
-	size_t cap;
+	char *buf;		/* MFRD_LINE_MAX + 1 bytes */
 	struct mfrd_errors *errs;
+	unsigned int nerr;	/* errors in this file */
 	char *key, *value;	/* LINE_KEY: pointers into buf */
 	char *section;		/* LINE_SECTION: the name between brackets */
+	/* key and value as messages show them (escaped, cut) */
+	char key_shown[SHOWN_SIZE], value_shown[SHOWN_SIZE];
 };
+
+/* An error of the file being read, at line (0: the file itself). */
+__attribute__((format(printf, 3, 4)))
+static void rerr(struct reader *r, unsigned int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	r->nerr++;
+	va_start(ap, fmt);
+	err_vadd(r->errs, r->path, line, fmt, ap);
+	va_end(ap);
+}
 
 static char *trim(char *s)
 {
@@ -103,30 +180,86 @@ static char *trim(char *s)
 	return s;
 }
 
+enum read_result { READ_LINE, READ_EOF, READ_TOO_LONG, READ_NUL };
+
+/*
+ * One line into r->buf, at most MFRD_LINE_MAX bytes kept: a longer one
+ * is read to its end and dropped, so no file makes mfrd grow.
+ */
+static enum read_result read_line(struct reader *r)
+{
+	size_t len = 0;
+	bool nul = false;
+	int c;
+
+	while ((c = getc_unlocked(r->f)) != EOF && c != '\n') {
+		if (!c)
+			nul = true;
+		if (len < MFRD_LINE_MAX)
+			r->buf[len] = (char)c;
+		len++;
+	}
+	if (c == EOF && !len)
+		return READ_EOF;
+	r->line++;
+	if (len > MFRD_LINE_MAX)
+		return READ_TOO_LONG;
+	r->buf[len] = '\0';
+	return nul ? READ_NUL : READ_LINE;
+}
+
+/*
+ * A value written as in another format: quoted, or with a comment after
+ * it.  Kept as written, it would never match (a name-glob with quotes).
+ */
+static bool foreign_value(struct reader *r)
+{
+	const char *v = r->value;
+	size_t n = strlen(v);
+
+	if (v[0] == '"' || v[0] == '\'' || (n > 1 && (v[n - 1] == '"' ||
+						      v[n - 1] == '\''))) {
+		rerr(r, r->line, "%s: \"%s\": values are not quoted, write it without the quotes",
+		     r->key_shown, r->value_shown);
+		return true;
+	}
+	if (strstr(v, " #") || strstr(v, "\t#")) {
+		rerr(r, r->line, "%s: \"%s\": a comment goes on a line of its own (a '#' after a blank)",
+		     r->key_shown, r->value_shown);
+		return true;
+	}
+	return false;
+}
+
 /*
  * The next line that is neither blank nor a comment.  A malformed one is
  * reported here and returned as LINE_BAD, so callers just skip it.
  */
 static enum line_kind next_line(struct reader *r)
 {
-	ssize_t len;
-	char *s, *eq;
+	char *s, *eq, b[SHOWN_SIZE];
 
 	for (;;) {
-		errno = 0;
-		len = getline(&r->buf, &r->cap, r->f);
-		if (len < 0) {
-			if (errno && errno != ENOMEM)
-				err_add(r->errs, r->path, 0, "read error: %s",
-					strerror(errno));
-			else if (errno)
-				abort();
+		if (r->nerr >= MFRD_FILE_ERRORS_MAX) {
+			rerr(r, 0,
+				"%u errors: the rest of the file is not read",
+				r->nerr);
 			return LINE_END;
 		}
-		r->line++;
-		if (strlen(r->buf) != (size_t)len) {
-			err_add(r->errs, r->path, r->line, "NUL byte in line");
+		errno = 0;
+		switch (read_line(r)) {
+		case READ_EOF:
+			if (ferror(r->f))
+				rerr(r, 0, "read error: %s", strerror(errno));
+			return LINE_END;
+		case READ_TOO_LONG:
+			rerr(r, r->line, "line longer than %d bytes", MFRD_LINE_MAX);
 			return LINE_BAD;
+		case READ_NUL:
+			rerr(r, r->line, "NUL byte in line");
+			return LINE_BAD;
+		case READ_LINE:
+			break;
 		}
 		s = trim(r->buf);
 		if (*s && *s != '#')
@@ -136,8 +269,8 @@ static enum line_kind next_line(struct reader *r)
 		size_t n = strlen(s);
 
 		if (s[n - 1] != ']') {
-			err_add(r->errs, r->path, r->line,
-				"malformed section header \"%s\"", s);
+			rerr(r, r->line, "malformed section header \"%s\"",
+			     shown(s, b));
 			return LINE_BAD;
 		}
 		s[n - 1] = '\0';
@@ -146,32 +279,79 @@ static enum line_kind next_line(struct reader *r)
 	}
 	eq = strchr(s, '=');
 	if (!eq) {
-		err_add(r->errs, r->path, r->line,
-			"not a \"key = value\" line: \"%s\"", s);
+		rerr(r, r->line, "not a \"key = value\" line: \"%s\"",
+		     shown(s, b));
 		return LINE_BAD;
 	}
 	*eq = '\0';
 	r->key = trim(s);
 	r->value = trim(eq + 1);
+	shown(r->key, r->key_shown);
+	shown(r->value, r->value_shown);
 	if (!*r->key) {
-		err_add(r->errs, r->path, r->line, "missing key before '='");
+		rerr(r, r->line, "missing key before '='");
 		return LINE_BAD;
 	}
 	if (!*r->value) {
-		err_add(r->errs, r->path, r->line, "%s: empty value", r->key);
+		rerr(r, r->line, "%s: empty value", r->key_shown);
 		return LINE_BAD;
 	}
-	return LINE_KEY;
+	return foreign_value(r) ? LINE_BAD : LINE_KEY;
 }
 
-static FILE *open_file(const char *path, struct mfrd_errors *errs,
-		       bool missing_ok)
+/* What a non-regular file is, for the error. */
+static const char *file_kind(mode_t mode)
 {
-	FILE *f = fopen(path, "re");
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "not a regular file";
+}
 
-	if (!f && !(missing_ok && errno == ENOENT))
-		err_add(errs, path, 0, "%s", strerror(errno));
-	return f;
+/*
+ * Open path for reading if it is a regular file: O_NONBLOCK so that a
+ * FIFO does not block the open, fstat() on what was opened.
+ */
+static bool open_file(struct reader *r, bool missing_ok)
+{
+	struct stat st;
+	int fd;
+
+	r->buf = xrealloc(NULL, MFRD_LINE_MAX + 1);
+	fd = open(r->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		if (!(missing_ok && errno == ENOENT))
+			rerr(r, 0, "%s", strerror(errno));
+		return false;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		rerr(r, 0, "%s: only a regular file is read",
+		     fstat(fd, &st) ? strerror(errno) : file_kind(st.st_mode));
+		close(fd);
+		return false;
+	}
+	if (fcntl(fd, F_SETFL, 0) || !(r->f = fdopen(fd, "r"))) {
+		rerr(r, 0, "%s", strerror(errno));
+		close(fd);
+		return false;
+	}
+	return true;
+}
+
+static void close_file(struct reader *r)
+{
+	if (r->f)
+		fclose(r->f);
+	free(r->buf);
+	r->f = NULL;
+	r->buf = NULL;
 }
 
 /* Decimal digits only: no sign, blanks, base prefix or octal surprise. */
@@ -183,9 +363,9 @@ static bool parse_u64(struct reader *r, uint64_t min, uint64_t max,
 
 	for (; *s; s++) {
 		if (*s < '0' || *s > '9') {
-			err_add(r->errs, r->path, r->line,
+			rerr(r, r->line,
 				"%s: \"%s\" is not a decimal number",
-				r->key, r->value);
+				r->key_shown, r->value_shown);
 			return false;
 		}
 		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10) {
@@ -195,9 +375,9 @@ static bool parse_u64(struct reader *r, uint64_t min, uint64_t max,
 		v = v * 10 + (uint64_t)(*s - '0');
 	}
 	if (v < min || v > max || *s) {
-		err_add(r->errs, r->path, r->line,
+		rerr(r, r->line,
 			"%s: %s is out of range (%" PRIu64 " to %" PRIu64 ")",
-			r->key, r->value, min, max);
+			r->key_shown, r->value_shown, min, max);
 		return false;
 	}
 	*out = v;
@@ -210,21 +390,21 @@ static bool parse_bool(struct reader *r, bool *out)
 		*out = r->value[0] == 'y';
 		return true;
 	}
-	err_add(r->errs, r->path, r->line, "%s: \"%s\" is not yes or no",
-		r->key, r->value);
+	rerr(r, r->line, "%s: \"%s\" is not yes or no",
+		r->key_shown, r->value_shown);
 	return false;
 }
 
 static bool parse_path(struct reader *r, size_t max_len, char **out)
 {
 	if (r->value[0] != '/') {
-		err_add(r->errs, r->path, r->line,
-			"%s: \"%s\" is not an absolute path", r->key, r->value);
+		rerr(r, r->line,
+			"%s: \"%s\" is not an absolute path", r->key_shown, r->value_shown);
 		return false;
 	}
 	if (strlen(r->value) > max_len) {
-		err_add(r->errs, r->path, r->line,
-			"%s: longer than %zu bytes", r->key, max_len);
+		rerr(r, r->line,
+			"%s: longer than %zu bytes", r->key_shown, max_len);
 		return false;
 	}
 	free(*out);
@@ -239,8 +419,8 @@ static bool parse_path(struct reader *r, size_t max_len, char **out)
 static bool first_time(struct reader *r, unsigned int *seen)
 {
 	if (*seen) {
-		err_add(r->errs, r->path, r->line,
-			"%s: duplicate, already set on line %u", r->key, *seen);
+		rerr(r, r->line,
+			"%s: duplicate, already set on line %u", r->key_shown, *seen);
 		return false;
 	}
 	*seen = r->line;
@@ -289,8 +469,8 @@ static void config_key(struct reader *r, struct mfrd_config *c,
 	uint64_t v;
 
 	if (k < 0) {
-		err_add(r->errs, r->path, r->line, "unknown key \"%s\"",
-			r->key);
+		rerr(r, r->line, "unknown key \"%s\"",
+			r->key_shown);
 		return;
 	}
 	if (!first_time(r, &seen[k]))
@@ -363,18 +543,19 @@ int mfrd_config_load(const char *path, struct mfrd_config *cfg,
 	unsigned int seen[C_NR] = { 0 };
 	enum line_kind kind;
 
-	r.f = open_file(path, &e, true);
+	char b[SHOWN_SIZE];
+
+	open_file(&r, true);
 	while (r.f && (kind = next_line(&r)) != LINE_END) {
 		if (kind == LINE_SECTION)
-			err_add(&e, path, r.line,
-				"sections are not used in this file: \"[%s]\"",
-				r.section);
+			rerr(&r, r.line,
+			     "sections are not used in this file: \"[%s]\"",
+			     shown(r.section, b));
 		else if (kind == LINE_KEY)
 			config_key(&r, &c, seen);
 	}
-	if (r.f)
-		fclose(r.f);
-	free(r.buf);
+	close_file(&r);
+	err_finish(&e);
 	if (e.n) {
 		mfrd_config_free(&c);
 		*errs = e;
@@ -413,6 +594,28 @@ void mfrd_rules_free(struct mfrd_rules *rules)
 	rules->n = 0;
 }
 
+/*
+ * The kernel walks a cgroup path name by name (kernfs_walk_ns()): "." and
+ * ".." are no cgroup's names there, and such a rule would never match.
+ */
+static bool dot_component(struct reader *r)
+{
+	const char *p = r->value, *end;
+	size_t n;
+
+	for (; *p; p = *end ? end + 1 : end) {
+		end = p + strcspn(p, "/");
+		n = (size_t)(end - p);
+		if ((n == 1 && p[0] == '.') || (n == 2 && !strncmp(p, "..", 2))) {
+			rerr(r, r->line,
+			     "%s: \"%s\": no \".\" or \"..\" in a cgroup path (the kernel resolves none)",
+			     r->key_shown, r->value_shown);
+			return true;
+		}
+	}
+	return false;
+}
+
 static void rule_key(struct reader *r, struct mfrd_rule *rule,
 		     unsigned int *seen)
 {
@@ -421,8 +624,8 @@ static void rule_key(struct reader *r, struct mfrd_rule *rule,
 	int a;
 
 	if (k < 0) {
-		err_add(r->errs, r->path, r->line, "unknown key \"%s\"",
-			r->key);
+		rerr(r, r->line, "unknown key \"%s\"",
+			r->key_shown);
 		return;
 	}
 	if (!first_time(r, &seen[k]))
@@ -430,9 +633,9 @@ static void rule_key(struct reader *r, struct mfrd_rule *rule,
 	/* The kernel takes one cgroup criterion, by path or by id. */
 	if ((k == R_CGROUP_PATH && seen[R_CGROUP_ID]) ||
 	    (k == R_CGROUP_ID && seen[R_CGROUP_PATH])) {
-		err_add(r->errs, r->path, r->line,
+		rerr(r, r->line,
 			"%s: the rule already has %s on line %u, give only one",
-			r->key, rule_keys[k == R_CGROUP_ID ? R_CGROUP_PATH :
+			r->key_shown, rule_keys[k == R_CGROUP_ID ? R_CGROUP_PATH :
 							     R_CGROUP_ID],
 			seen[k == R_CGROUP_ID ? R_CGROUP_PATH : R_CGROUP_ID]);
 		return;
@@ -440,18 +643,21 @@ static void rule_key(struct reader *r, struct mfrd_rule *rule,
 	switch (k) {
 	case R_NAME_GLOB:
 		if (strlen(r->value) > NAME_GLOB_MAX_LEN)
-			err_add(r->errs, r->path, r->line,
-				"%s: longer than %d bytes", r->key,
+			rerr(r, r->line,
+				"%s: longer than %d bytes", r->key_shown,
 				NAME_GLOB_MAX_LEN);
 		else
 			rule->name_glob = xstrdup(r->value);
 		break;
 	case R_CGROUP_PATH:
-		parse_path(r, CGROUP_PATH_MAX_LEN, &rule->cgroup_path);
+		if (!dot_component(r))
+			parse_path(r, CGROUP_PATH_MAX_LEN, &rule->cgroup_path);
+		rule->cgroup_line = r->line;
 		break;
 	case R_CGROUP_ID:
 		if (parse_u64(r, 1, UINT64_MAX, &v))
 			rule->cgroup_id = v;
+		rule->cgroup_line = r->line;
 		break;
 	case R_UID:
 		/* (uid_t)-1 is "no uid" to the kernel, never a real one. */
@@ -463,9 +669,9 @@ static void rule_key(struct reader *r, struct mfrd_rule *rule,
 	case R_ACTION:
 		a = mfr_enum_value(&mfr_policy_enum, r->value);
 		if (a < 0) {
-			err_add(r->errs, r->path, r->line,
-				"%s: \"%s\" is not keep or default", r->key,
-				r->value);
+			rerr(r, r->line,
+				"%s: \"%s\" is not keep or default", r->key_shown,
+				r->value_shown);
 			rule->action = UINT32_MAX;	/* neither */
 		} else
 			rule->action = (uint32_t)a;
@@ -486,11 +692,11 @@ static void rule_end(struct reader *r, struct mfrd_rules *rules,
 
 	/* An action by default would be a guess at the operator's intent. */
 	if (!seen[R_ACTION])
-		err_add(r->errs, r->path, rule->line,
+		rerr(r, rule->line,
 			"rule has no action (keep or default)");
 	/* The module refuses it: a budget only limits what is kept. */
 	else if (rule->has_budget && rule->action == MFR_POLICY_DEFAULT)
-		err_add(r->errs, r->path, seen[R_BUDGET],
+		rerr(r, seen[R_BUDGET],
 			"budget: only for action keep");
 }
 
@@ -500,6 +706,7 @@ static void rules_read(struct reader *r, struct mfrd_rules *rules)
 	unsigned int seen[R_NR];
 	bool in_rule = false;
 	enum line_kind kind;
+	char b[SHOWN_SIZE];
 
 	while ((kind = next_line(r)) != LINE_END) {
 		if (kind == LINE_SECTION) {
@@ -507,13 +714,16 @@ static void rules_read(struct reader *r, struct mfrd_rules *rules)
 				rule_end(r, rules, seen);
 			in_rule = !strcmp(r->section, "rule");
 			if (!in_rule) {
-				err_add(r->errs, r->path, r->line,
-					"unknown section \"[%s]\", want [rule]",
-					r->section);
+				rerr(r, r->line,
+				     "unknown section \"[%s]\", want [rule]",
+				     shown(r->section, b));
 				continue;
 			}
-			rules->v = xrealloc(rules->v,
-					    (rules->n + 1) * sizeof(*rules->v));
+			if (rules->n == rules->cap) {
+				rules->cap = rules->cap ? 2 * rules->cap : 16;
+				rules->v = xrealloc(rules->v, rules->cap *
+						    sizeof(*rules->v));
+			}
 			rules->v[rules->n++] = (struct mfrd_rule){
 				.file = xstrdup(r->path),
 				.line = r->line,
@@ -523,8 +733,8 @@ static void rules_read(struct reader *r, struct mfrd_rules *rules)
 			if (in_rule)
 				rule_key(r, &rules->v[rules->n - 1], seen);
 			else
-				err_add(r->errs, r->path, r->line,
-					"%s: outside a [rule] section", r->key);
+				rerr(r, r->line,
+					"%s: outside a [rule] section", r->key_shown);
 		}
 	}
 	if (in_rule)
@@ -536,12 +746,9 @@ static void rules_file(const char *path, struct mfrd_rules *rules,
 {
 	struct reader r = { .path = path, .errs = errs };
 
-	r.f = open_file(path, errs, false);
-	if (!r.f)
-		return;
-	rules_read(&r, rules);
-	fclose(r.f);
-	free(r.buf);
+	if (open_file(&r, false))
+		rules_read(&r, rules);
+	close_file(&r);
 }
 
 static int finish(struct mfrd_rules *tmp, struct mfrd_errors *e,
@@ -553,6 +760,7 @@ static int finish(struct mfrd_rules *tmp, struct mfrd_errors *e,
 			tmp->v[MFR_RULES_MAX].line,
 			"rule %d of %zu: mfr.ko holds at most %d rules",
 			MFR_RULES_MAX + 1, tmp->n, MFR_RULES_MAX);
+	err_finish(e);
 	if (e->n) {
 		mfrd_rules_free(tmp);
 		*errs = *e;
@@ -586,11 +794,10 @@ static int byte_order(const struct dirent **a, const struct dirent **b)
 	return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-int mfrd_rules_load_dir(const char *dir, struct mfrd_rules *rules,
-			struct mfrd_errors *errs)
+/* Every rules file of dir into tmp, errors into e. */
+static void load_dir(const char *dir, struct mfrd_rules *tmp,
+		     struct mfrd_errors *e)
 {
-	struct mfrd_rules tmp = { 0 };
-	struct mfrd_errors e = { 0 };
 	struct dirent **names;
 	struct stat st;
 	char *path;
@@ -601,22 +808,33 @@ int mfrd_rules_load_dir(const char *dir, struct mfrd_rules *rules,
 		if (errno == ENOMEM)
 			abort();
 		if (errno != ENOENT)
-			err_add(&e, dir, 0, "%s", strerror(errno));
-		return finish(&tmp, &e, rules, errs);
+			err_add(e, dir, 0, "%s", strerror(errno));
+		return;
 	}
 	for (int i = 0; i < n; i++) {
 		if (asprintf(&path, "%s/%s", dir, names[i]->d_name) < 0)
 			abort();
+		/* stat(): a symlink to a rules file is fine, one to a FIFO not */
 		if (stat(path, &st) < 0)
-			err_add(&e, path, 0, "%s", strerror(errno));
+			err_add(e, path, 0, "%s", strerror(errno));
 		else if (!S_ISREG(st.st_mode))
-			err_add(&e, path, 0, "not a regular file");
+			err_add(e, path, 0, "%s: only a regular file is read",
+				file_kind(st.st_mode));
 		else
-			rules_file(path, &tmp, &e);
+			rules_file(path, tmp, e);
 		free(path);
 		free(names[i]);
 	}
 	free(names);
+}
+
+int mfrd_rules_load_dir(const char *dir, struct mfrd_rules *rules,
+			struct mfrd_errors *errs)
+{
+	struct mfrd_rules tmp = { 0 };
+	struct mfrd_errors e = { 0 };
+
+	load_dir(dir, &tmp, &e);
 	return finish(&tmp, &e, rules, errs);
 }
 
@@ -642,25 +860,26 @@ static int cgroup_id_exists(const char *root, uint64_t id)
 	return nftw(root, is_wanted_cgroup, 16, FTW_PHYS | FTW_MOUNT);
 }
 
-int mfrd_rules_check_host(const struct mfrd_rules *rules,
-			  const char *cgroup_root, struct mfrd_errors *errs)
+/* The host checks of mfrd_rules_check_host(), errors appended to e. */
+static void check_host(const struct mfrd_rules *rules, const char *cgroup_root,
+		       struct mfrd_errors *e)
 {
-	struct mfrd_errors e = { 0 };
 	struct stat st;
 	char *path;
 	int found;
 
 	for (size_t i = 0; i < rules->n; i++) {
 		const struct mfrd_rule *r = &rules->v[i];
+		unsigned int line = r->cgroup_line ?: r->line;
 
 		if (r->cgroup_id) {
 			found = cgroup_id_exists(cgroup_root, r->cgroup_id);
 			if (found < 0)
-				err_add(&e, r->file, r->line,
+				err_add(e, r->file, line,
 					"cgroup-id: cannot look for it under %s: %s",
 					cgroup_root, strerror(errno));
 			else if (!found)
-				err_add(&e, r->file, r->line,
+				err_add(e, r->file, line,
 					"cgroup-id: %" PRIu64 ": no such cgroup v2 under %s",
 					r->cgroup_id, cgroup_root);
 		}
@@ -669,18 +888,61 @@ int mfrd_rules_check_host(const struct mfrd_rules *rules,
 		if (asprintf(&path, "%s%s", cgroup_root, r->cgroup_path) < 0)
 			abort();
 		if (stat(path, &st) < 0)
-			err_add(&e, r->file, r->line,
+			err_add(e, r->file, line,
 				"cgroup-path: %s: no such cgroup v2 (%s: %s)",
 				r->cgroup_path, path, strerror(errno));
 		else if (!S_ISDIR(st.st_mode))
-			err_add(&e, r->file, r->line,
+			err_add(e, r->file, line,
 				"cgroup-path: %s: not a cgroup (%s is not a directory)",
 				r->cgroup_path, path);
 		free(path);
 	}
+}
+
+int mfrd_rules_check_host(const struct mfrd_rules *rules,
+			  const char *cgroup_root, struct mfrd_errors *errs)
+{
+	struct mfrd_errors e = { 0 };
+
+	check_host(rules, cgroup_root, &e);
+	err_finish(&e);
 	if (e.n) {
 		*errs = e;
 		return -1;
 	}
 	return 0;
+}
+
+int mfrd_rules_check_dir(const char *dir, const char *cgroup_root,
+			 struct mfrd_errors *errs)
+{
+	struct mfrd_rules tmp = { 0 };
+	struct mfrd_errors e = { 0 };
+
+	load_dir(dir, &tmp, &e);
+	/* The rules that parsed are checked even if others did not. */
+	check_host(&tmp, cgroup_root, &e);
+	return finish(&tmp, &e, &tmp, errs) ? -1 : (mfrd_rules_free(&tmp), 0);
+}
+
+static bool is_cgroup2(const char *path)
+{
+	struct statfs fs;
+
+	return !statfs(path, &fs) && fs.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+char *mfrd_cgroup2_root(const char *sysfs_cgroup)
+{
+	char *unified;
+
+	if (is_cgroup2(sysfs_cgroup))
+		return xstrdup(sysfs_cgroup);
+	if (asprintf(&unified, "%s/unified", sysfs_cgroup) < 0)
+		abort();
+	if (is_cgroup2(unified))
+		return unified;
+	free(unified);
+	errno = ENOENT;
+	return NULL;
 }

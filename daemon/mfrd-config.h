@@ -16,10 +16,21 @@
 #define MFRD_CONFIG_FILE	"/etc/mfrd/mfrd.conf"
 #define MFRD_RULES_DIR		"/etc/mfrd/rules.d"
 
-/* Error messages of one load, in file and line order. */
+/*
+ * Error messages of one load, in file and line order.  At most
+ * MFRD_ERRORS_MAX, the last saying how many more there were; at most
+ * MFRD_FILE_ERRORS_MAX per file, after which the file is not read on.
+ */
+#define MFRD_ERRORS_MAX		100
+#define MFRD_FILE_ERRORS_MAX	20
+/* Longer lines are an error (the longest value, a cgroup path, is 4095). */
+#define MFRD_LINE_MAX		8192
+
 struct mfrd_errors {
 	char **msgs;
 	size_t n;
+	size_t cap;
+	size_t dropped;		/* beyond MFRD_ERRORS_MAX */
 };
 
 void mfrd_errors_free(struct mfrd_errors *e);
@@ -39,7 +50,8 @@ struct mfrd_config {
 };
 
 /*
- * Read a mfrd.conf: a missing file gives the defaults.  Returns 0 and
+ * Files are read only if they are regular files (a FIFO would block, a
+ * device never end).  Read a mfrd.conf: a missing file gives the defaults.  Returns 0 and
  * fills *cfg (free with mfrd_config_free()), or -1 with the errors in
  * *errs (the caller frees them) and *cfg untouched.
  */
@@ -59,11 +71,13 @@ struct mfrd_rule {
 	uint32_t budget;		/* 0: no limit */
 	char *file;			/* where it was written, for messages */
 	unsigned int line;		/* ... the line of its [rule] header */
+	unsigned int cgroup_line;	/* ... of its cgroup-path or -id */
 };
 
 struct mfrd_rules {
 	struct mfrd_rule *v;		/* in the order they are to be added */
 	size_t n;
+	size_t cap;
 };
 
 /*
@@ -89,5 +103,20 @@ void mfrd_rules_free(struct mfrd_rules *rules);
  */
 int mfrd_rules_check_host(const struct mfrd_rules *rules,
 			  const char *cgroup_root, struct mfrd_errors *errs);
+
+/*
+ * "mfrd --check" of a rules directory: every file read, and the host
+ * checks run on every rule that parsed, even when others did not.
+ * Returns 0, or -1 with all the errors in *errs.
+ */
+int mfrd_rules_check_dir(const char *dir, const char *cgroup_root,
+			 struct mfrd_errors *errs);
+
+/*
+ * The cgroup v2 hierarchy under sysfs_cgroup (/sys/fs/cgroup): itself on
+ * a unified host, its "unified" directory on a hybrid one.  Returns a
+ * malloc()ed path, or NULL (errno set) if neither is cgroup2.
+ */
+char *mfrd_cgroup2_root(const char *sysfs_cgroup);
 
 #endif /* MFRD_CONFIG_H */

@@ -26,6 +26,7 @@ struct device {
 struct range {
 	uint64_t start, end;	/* bytes, inclusive */
 	uint16_t device;
+	bool exclusive;		/* says it is not interleaved */
 };
 
 struct mfrd_dimms {
@@ -111,6 +112,12 @@ static bool add_range(struct mfrd_dimms *m, const uint8_t *p, uint8_t len)
 	start_kb = get32(p + 4);
 	end_kb = get32(p + 8);
 	r->device = get16(p + 0x0c);
+	/*
+	 * Interleave position and data depth: 0 and 0 for a device that holds
+	 * the whole range alone; 1, 2, ... for one of several devices that
+	 * share it, 0xff for "unknown".  Only the first says which DIMM.
+	 */
+	r->exclusive = p[0x11] == 0 && p[0x12] == 0;
 	if (start_kb == 0xffffffff && len >= 0x23) {
 		r->start = get64(p + 0x13);
 		r->end = get64(p + 0x1b);
@@ -213,9 +220,22 @@ int mfrd_dimm_lookup(const struct mfrd_dimms *m, uint64_t phys,
 
 	if (!m)
 		return -1;
-	for (i = 0; i < m->nrng && !d; i++)
-		if (phys >= m->rng[i].start && phys <= m->rng[i].end)
-			d = device_by_handle(m, m->rng[i].device);
+	/*
+	 * A wrong DIMM sends someone to pull the wrong module: an address in
+	 * an interleaved (or unknown) range, or in ranges of two devices, is
+	 * on no DIMM that can be named.
+	 */
+	for (i = 0; i < m->nrng; i++) {
+		const struct range *r = &m->rng[i];
+
+		if (phys < r->start || phys > r->end)
+			continue;
+		if (!r->exclusive || (d && d->handle != r->device))
+			return -1;
+		d = device_by_handle(m, r->device);
+		if (!d)
+			return -1;
+	}
 	if (!d && !m->nrng) {
 		/* no mapping at all: one populated device holds everything */
 		for (i = 0; i < m->ndev; i++)

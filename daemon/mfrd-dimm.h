@@ -3,9 +3,11 @@
  * Which memory device holds a physical address, from the SMBIOS table
  * the kernel exposes (/sys/firmware/dmi/tables/DMI): type 20 (memory
  * device mapped address) ranges lead to type 17 (memory device) entries,
- * whose locator, serial and part number say which DIMM it is.  A table
- * without type 20 but with one populated memory device maps everything
- * to it.  EDAC's sysfs (mc*\/dimm*\/dimm_label) names DIMMs but maps no
+ * whose locator, serial and part number say which DIMM it is, but only
+ * where one device holds the range alone: an interleaved range (its
+ * interleave position 1, 2, ... or unknown) spreads each address over
+ * several DIMMs, and is "unknown".  A table without type 20 but with one
+ * populated memory device maps everything to it.  EDAC's sysfs (mc*\/dimm*\/dimm_label) names DIMMs but maps no
  * address to them, so it cannot answer this question.
  */
 #ifndef MFRD_DIMM_H

@@ -24,6 +24,8 @@
 #define MFRD_MSGID_STORE_RECOVERED	"874cfb8201154fb4971441c2bc3f5038"
 #define MFRD_MSGID_STORE_ERROR		"ae4fc88c0c2d485a9e80900e34bca1ab"
 #define MFRD_MSGID_SUPPRESSED		"52b5a9ad651b4ccfbc300e74648a858d"
+/* Logged by mfrctl forget, not by mfrd. */
+#define MFRD_MSGID_FORGOTTEN		"49d41c6281304526b50860bd66dbbaa2"
 
 struct mfrd_log;
 

@@ -106,10 +106,10 @@ static void format(FILE *f, const struct mfrd_metrics *m)
 		       "Distinct poisoned pfns recorded in earlier boots.");
 		fprintf(f, "mfr_poisoned_pfns_earlier_boots %" PRIu64 "\n",
 			m->earlier_boot_pfns);
-		header(f, "mfr_offline_skipped_identity", "gauge",
-		       "Pfns of earlier boots not offlined in this boot: their DIMM changed.");
-		fprintf(f, "mfr_offline_skipped_identity %u\n",
-			m->offline_skipped);
+		header(f, "mfr_offline_dimm_changed", "gauge",
+		       "Pfns of earlier boots recorded on another DIMM than the one at their address now (offlined all the same).");
+		fprintf(f, "mfr_offline_dimm_changed %u\n",
+			m->offline_dimm_changed);
 	}
 
 	header(f, "mfrd_build_info", "gauge", "Version of mfrd, as a label.");
@@ -155,10 +155,10 @@ static void format(FILE *f, const struct mfrd_metrics *m)
 	       "Failed reads and writes of mfrd's store since mfrd started.");
 	fprintf(f, "mfrd_store_errors_total %" PRIu64 "\n", m->store_errors);
 	header(f, "mfrd_store_recovered", "gauge",
-	       "Whether mfrd moved a damaged or unwritable store aside at start.");
+	       "Whether a store incident (a damaged store moved aside, a store mfrd could not use) awaits \"mfrctl store ack\", or the store file is not in use.");
 	fprintf(f, "mfrd_store_recovered %d\n", m->store_recovered);
 	header(f, "mfrd_store_in_memory", "gauge",
-	       "Whether mfrd keeps its records in memory only (no usable store file).");
+	       "Whether mfrd keeps its records in memory (the store file cannot be used now; retried).");
 	fprintf(f, "mfrd_store_in_memory %d\n", m->store_in_memory);
 	header(f, "mfrd_metrics_write_timestamp_seconds", "gauge",
 	       "When mfrd wrote this file: a stale value means mfrd is not running.");

@@ -29,15 +29,15 @@ struct mfrd_metrics {
 	uint64_t pages[MFRD_PAGE_STATES];	/* by enum mfr_page_state */
 	bool has_earlier_boot_pfns;
 	uint64_t earlier_boot_pfns;
-	unsigned int offline_skipped;	/* ... skipped: their DIMM changed */
+	unsigned int offline_dimm_changed;	/* ... on another DIMM now */
 
 	/* mfrd's own health. */
 	const char *daemon_version;
 	bool protected;			/* rules in the module */
 	bool waiting_for_module;
 	uint64_t store_errors;		/* failed store reads and writes */
-	bool store_recovered;		/* a damaged store was moved aside */
-	bool store_in_memory;		/* ... and no file store works */
+	bool store_recovered;		/* a store incident is not acknowledged */
+	bool store_in_memory;		/* the store file is not usable now */
 	double rules_pushed_time;	/* seconds since the epoch, 0: never */
 	double reload_ok_time;		/* last successful reload (or start) */
 	uint64_t reloads_failed;

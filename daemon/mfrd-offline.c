@@ -119,12 +119,15 @@ static int hard_offline(uint64_t pfn)
 }
 
 /*
- * A record made on another DIMM than the one at that address now (a DIMM
- * swap, a changed memory map): its page is healthy memory now.  Unknown
- * either way (no SMBIOS then or now): offline, as a poisoned page costs
- * more than a lost healthy one.
+ * A record made on another DIMM than the one SMBIOS places at that
+ * address now: a DIMM swap, or only a BIOS update that reformatted the
+ * strings.  mfrd cannot tell which, so the page is offlined all the same
+ * (a poisoned page put back in service costs more than a healthy one
+ * lost) and the journal suggests "mfrctl forget --dimm" for a DIMM that
+ * was really replaced.  Unknown either way (no SMBIOS then or now, an
+ * interleaved address): not a change.
  */
-static bool identity_changed(struct mfrd *d, const struct mfrd_earlier *e)
+static bool dimm_changed(struct mfrd *d, const struct mfrd_earlier *e)
 {
 	struct mfrd_dimm now;
 
@@ -134,12 +137,21 @@ static bool identity_changed(struct mfrd *d, const struct mfrd_earlier *e)
 	return strcmp(now.id, e->dimm_id) != 0;
 }
 
+/* Append " 0xPFN" to a list of at most FAILED_LISTED pfns. */
+static void list_pfn(char *list, size_t size, unsigned int nth, uint64_t pfn)
+{
+	if (nth <= FAILED_LISTED)
+		snprintf(list + strlen(list), size - strlen(list), "%s0x%" PRIx64,
+			 nth > 1 ? " " : "", pfn);
+}
+
 void mfrd_offline_recorded(struct mfrd *d)
 {
-	unsigned int offlined = 0, already = 0, failed = 0, skipped = 0;
+	unsigned int offlined = 0, already = 0, failed = 0, changed = 0;
 	struct mfrd_earlier *rec = NULL;
 	char failed_pfns[FAILED_LISTED * 20] = "";
-	char skipped_pfns[FAILED_LISTED * 20] = "";
+	char changed_pfns[FAILED_LISTED * 20] = "";
+	const char *changed_dimm = NULL;
 	int kpf, err, first_err = 0;
 	struct mfrd_log *l;
 	size_t n = 0, i;
@@ -157,13 +169,12 @@ void mfrd_offline_recorded(struct mfrd *d)
 	}
 	kpf = open(KPAGEFLAGS, O_RDONLY | O_CLOEXEC);
 	for (i = 0; i < n; i++) {
-		if (identity_changed(d, &rec[i])) {
-			if (skipped++ < FAILED_LISTED)
-				snprintf(skipped_pfns + strlen(skipped_pfns),
-					 sizeof(skipped_pfns) - strlen(skipped_pfns),
-					 "%s0x%" PRIx64, skipped > 1 ? " " : "",
-					 rec[i].pfn);
-			continue;
+		/* Told, never skipped: only the operator forgets a page. */
+		if (dimm_changed(d, &rec[i])) {
+			list_pfn(changed_pfns, sizeof(changed_pfns), ++changed,
+				 rec[i].pfn);
+			if (!changed_dimm)
+				changed_dimm = rec[i].dimm;
 		}
 		if (hwpoisoned(kpf, rec[i].pfn)) {
 			already++;
@@ -177,11 +188,8 @@ void mfrd_offline_recorded(struct mfrd *d)
 		} else {
 			if (!first_err)
 				first_err = err;
-			if (failed++ < FAILED_LISTED)
-				snprintf(failed_pfns + strlen(failed_pfns),
-					 sizeof(failed_pfns) - strlen(failed_pfns),
-					 "%s0x%" PRIx64, failed > 1 ? " " : "",
-					 rec[i].pfn);
+			list_pfn(failed_pfns, sizeof(failed_pfns), ++failed,
+				 rec[i].pfn);
 		}
 	}
 	if (kpf >= 0)
@@ -203,19 +211,20 @@ void mfrd_offline_recorded(struct mfrd *d)
 		mfrd_log_message(l, "pfns recorded as poisoned in earlier boots: %zu; %u hard-offlined now, %u already offline",
 				 n, offlined, already);
 	}
-	if (skipped) {
+	if (changed) {
 		char *msg;
 
-		mfrd_log_field(l, "MFR_SKIPPED_IDENTITY", "%u", skipped);
-		mfrd_log_field(l, "MFR_SKIPPED_PFNS", "%s", skipped_pfns);
-		if (asprintf(&msg, "%s; %u skipped: their DIMM changed since they were recorded (pfns %s%s)",
-			     l ? mfrd_log_text(l) : "", skipped, skipped_pfns,
-			     skipped > FAILED_LISTED ? " ..." : "") < 0)
+		mfrd_log_field(l, "MFR_DIMM_CHANGED", "%u", changed);
+		mfrd_log_field(l, "MFR_DIMM_CHANGED_PFNS", "%s", changed_pfns);
+		if (asprintf(&msg, "%s; %u of them recorded on another DIMM than the one at their address now (pfns %s%s), offlined all the same: if that DIMM was replaced, \"mfrctl forget --dimm '%s'\" removes its records",
+			     l ? mfrd_log_text(l) : "", changed, changed_pfns,
+			     changed > FAILED_LISTED ? " ..." : "",
+			     changed_dimm ?: "LABEL") < 0)
 			abort();
 		mfrd_log_message(l, "%s", msg);
 		free(msg);
 	}
-	d->offline_skipped = skipped;
+	d->offline_dimm_changed = changed;
 	mfrd_log_send(l);
 	mfrd_store_earlier_free(rec, n);
 	mark_done(d);

@@ -49,7 +49,7 @@ static int status_cb(uint8_t cmd, const struct mfr_attr_set *set,
 
 static void snapshot(struct mfrd *d, struct snapshot *s)
 {
-	int64_t rows;
+	int64_t rows, incidents;
 
 	memset(s, 0, sizeof(*s));
 	if (d->connected && !mfrd_status_get(d, status_cb, s)) {
@@ -65,14 +65,18 @@ static void snapshot(struct mfrd *d, struct snapshot *s)
 	} else {
 		mfrd_store_failed(d, mfrd_store_error(d->store));
 	}
-	s->m.has_earlier_boot_pfns = !d->store_in_memory;
+	s->m.has_earlier_boot_pfns = d->earlier_boot_pfns_known;
 	s->m.earlier_boot_pfns = d->earlier_boot_pfns;
-	s->m.offline_skipped = d->offline_skipped;
+	s->m.offline_dimm_changed = d->offline_dimm_changed;
 	s->m.daemon_version = MFRCTL_VERSION;
 	s->m.protected = d->connected && !d->rules_refused;
 	s->m.waiting_for_module = !d->connected;
 	s->m.store_errors = d->store_errors;
-	s->m.store_recovered = d->store_moved_to || d->store_in_memory;
+	incidents = mfrd_store_unacked_incidents(d->store);
+	if (incidents < 0)
+		mfrd_store_failed(d, mfrd_store_error(d->store));
+	/* Unknown is not "none": the alert stays until it is known. */
+	s->m.store_recovered = incidents != 0 || d->store_in_memory;
 	s->m.store_in_memory = d->store_in_memory;
 	s->m.rules_pushed_time = d->rules_pushed_usec / 1e6;
 	s->m.reload_ok_time = d->reload_ok_usec / 1e6;
@@ -107,9 +111,9 @@ static void send_status(struct mfrd *d, const struct snapshot *s,
 
 	char pages[64] = "pages recorded: store unreadable";
 	const char *store = d->store_in_memory ?
-			    "; store in memory only (see the journal)" :
-			    d->store_moved_to ?
-			    "; a damaged store was moved aside (see the journal)" : "";
+			    "; store file not usable, records in memory (see the journal)" :
+			    s->m.store_recovered ?
+			    "; a store incident awaits \"mfrctl store ack\" (see the journal)" : "";
 
 	if (s->m.has_pages)
 		snprintf(pages, sizeof(pages), "%" PRIu64 " pages recorded",

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sqlite3.h>
 
 #include "mfr-spec.h"
@@ -58,6 +59,17 @@ static const char *const migrations[MFRD_STORE_SCHEMA_VERSION] = {
 	"ALTER TABLE poisoned_pages ADD COLUMN phys_addr INTEGER;"
 	"ALTER TABLE poisoned_pages ADD COLUMN dimm TEXT;"
 	"ALTER TABLE poisoned_pages ADD COLUMN dimm_id TEXT;",
+	/* 2 -> 3: store incidents, kept until an operator acknowledges them */
+	"CREATE TABLE store_incidents ("
+	"  id INTEGER PRIMARY KEY,"
+	"  time_usec INTEGER NOT NULL,"
+	"  boot_id TEXT NOT NULL,"
+	"  kind TEXT NOT NULL,"
+	"  error TEXT,"
+	"  moved_to TEXT,"
+	"  salvaged INTEGER,"
+	"  acked_usec INTEGER"
+	");",
 };
 
 /*
@@ -98,7 +110,8 @@ static const char *const migrations[MFRD_STORE_SCHEMA_VERSION] = {
 enum stmt {
 	ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_UPSERT, ST_FOLIO_STATE, ST_EVENT,
 	ST_EARLIER, ST_COUNT, ST_HAS_PAGE, ST_PRUNE_AGE, ST_PRUNE_ROWS,
-	ST_COUNT_EVENTS, ST_UNIDENTIFIED, ST_SET_IDENTITY, ST_EARLIER_ID, ST_NR
+	ST_COUNT_EVENTS, ST_UNIDENTIFIED, ST_SET_IDENTITY, ST_EARLIER_ID,
+	ST_INCIDENT, ST_UNACKED, ST_NR
 };
 
 static const char *const stmt_sql[ST_NR] = {
@@ -142,6 +155,11 @@ static const char *const stmt_sql[ST_NR] = {
 		" max(last_update_usec) FROM poisoned_pages q"
 		" WHERE q.pfn = p.pfn AND q.boot_id != ?1)"
 		" GROUP BY pfn ORDER BY pfn",
+	[ST_INCIDENT] =
+		"INSERT INTO store_incidents (time_usec, boot_id, kind, error,"
+		" moved_to, salvaged) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	[ST_UNACKED] =
+		"SELECT count(*) FROM store_incidents WHERE acked_usec IS NULL",
 };
 
 struct mfrd_store {
@@ -149,11 +167,25 @@ struct mfrd_store {
 	char *boot_id;
 	sqlite3_stmt *st[ST_NR];
 	char err[512];
+	enum mfrd_store_fault fault;	/* of the last failure */
 };
+
+/* Only a damaged file is CORRUPT; anything else may pass or be fixed. */
+static enum mfrd_store_fault fault_of(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		return MFRD_STORE_CORRUPT;
+	default:
+		return MFRD_STORE_UNAVAILABLE;
+	}
+}
 
 static int fail(struct mfrd_store *s, const char *what)
 {
 	snprintf(s->err, sizeof(s->err), "%s: %s", what, sqlite3_errmsg(s->db));
+	s->fault = fault_of(sqlite3_extended_errcode(s->db));
 	return -1;
 }
 
@@ -210,6 +242,7 @@ static int migrate(struct mfrd_store *s)
 		snprintf(s->err, sizeof(s->err),
 			 "database schema version %d is newer than this mfrd's (%d)",
 			 v, MFRD_STORE_SCHEMA_VERSION);
+		s->fault = MFRD_STORE_NEWER;
 		goto rollback;
 	}
 	for (; v < MFRD_STORE_SCHEMA_VERSION; v++) {
@@ -229,7 +262,9 @@ static int setup(struct mfrd_store *s, const char *path)
 {
 	sqlite3_stmt *st;
 	bool wal;
+	int rc;
 
+	s->fault = MFRD_STORE_UNAVAILABLE;
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE |
 			    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL))
 		return s->db ? fail(s, path) :
@@ -248,6 +283,7 @@ static int setup(struct mfrd_store *s, const char *path)
 	if (!wal) {
 		snprintf(s->err, sizeof(s->err), "%s: cannot use WAL mode: %s",
 			 path, sqlite3_errmsg(s->db));
+		s->fault = fault_of(sqlite3_extended_errcode(s->db));
 		return -1;
 	}
 	/*
@@ -259,12 +295,16 @@ static int setup(struct mfrd_store *s, const char *path)
 	/* A damaged file must be found now, not at the first error. */
 	if (sqlite3_prepare_v2(s->db, "PRAGMA quick_check", -1, &st, NULL))
 		return fail(s, path);
-	if (sqlite3_step(st) != SQLITE_ROW ||
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW ||
 	    strcmp((const char *)sqlite3_column_text(st, 0), "ok")) {
 		snprintf(s->err, sizeof(s->err), "%s: integrity check failed: %s",
-			 path, sqlite3_column_text(st, 0) ?
+			 path, rc == SQLITE_ROW ?
 			 (const char *)sqlite3_column_text(st, 0) :
 			 sqlite3_errmsg(s->db));
+		/* A read that failed (I/O, busy) says nothing of the file. */
+		s->fault = rc == SQLITE_ROW ? MFRD_STORE_CORRUPT :
+			   fault_of(sqlite3_extended_errcode(s->db));
 		sqlite3_finalize(st);
 		return -1;
 	}
@@ -278,11 +318,14 @@ static int setup(struct mfrd_store *s, const char *path)
 }
 
 int mfrd_store_open(const char *path, const char *boot_id,
-		    struct mfrd_store **sp, char **errmsg)
+		    struct mfrd_store **sp, char **errmsg,
+		    enum mfrd_store_fault *fault)
 {
 	struct mfrd_store *s = calloc(1, sizeof(*s));
 
 	*errmsg = NULL;
+	if (fault)
+		*fault = MFRD_STORE_UNAVAILABLE;
 	if (!s || !(s->boot_id = strdup(boot_id))) {
 		free(s);
 		*errmsg = strdup("out of memory");
@@ -290,9 +333,13 @@ int mfrd_store_open(const char *path, const char *boot_id,
 	}
 	if (setup(s, path)) {
 		*errmsg = strdup(s->err);
+		if (fault)
+			*fault = s->fault;
 		mfrd_store_close(s);
 		return -1;
 	}
+	if (fault)
+		*fault = MFRD_STORE_OK;
 	*sp = s;
 	return 0;
 }
@@ -583,15 +630,14 @@ void mfrd_store_earlier_free(struct mfrd_earlier *v, size_t n)
 	free(v);
 }
 
-int mfrd_store_earlier(struct mfrd_store *s, struct mfrd_earlier **vp,
-		       size_t *np)
+/* The rows of an earlier-pfns query (pfn, dimm, dimm_id); an SQLite code. */
+static int collect_earlier(sqlite3_stmt *st, struct mfrd_earlier **vp,
+			   size_t *np)
 {
-	sqlite3_stmt *st = s->st[ST_EARLIER_ID];
 	struct mfrd_earlier *v = NULL, *nv;
 	size_t n = 0, cap = 0;
 	int rc;
 
-	sqlite3_bind_text(st, 1, s->boot_id, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (n == cap) {
 			cap = cap ? 2 * cap : 64;
@@ -605,13 +651,196 @@ int mfrd_store_earlier(struct mfrd_store *s, struct mfrd_earlier **vp,
 		v[n].dimm_id = column_dup(st, 2);
 		n++;
 	}
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
 	if (rc != SQLITE_DONE) {
 		mfrd_store_earlier_free(v, n);
-		return fail(s, "earlier pfns");
+		return rc;
 	}
 	*vp = v;
 	*np = n;
-	return 0;
+	return SQLITE_DONE;
+}
+
+int mfrd_store_earlier(struct mfrd_store *s, struct mfrd_earlier **vp,
+		       size_t *np)
+{
+	sqlite3_stmt *st = s->st[ST_EARLIER_ID];
+	int rc;
+
+	sqlite3_bind_text(st, 1, s->boot_id, -1, SQLITE_STATIC);
+	rc = collect_earlier(st, vp, np);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, "earlier pfns");
+}
+
+/* A read-only handle on path; immutable: no locks, no WAL, no -shm. */
+static int open_readonly(const char *path, bool immutable, sqlite3 **db)
+{
+	char *uri;
+	int rc;
+	FILE *f;
+	size_t size = 0;
+
+	/* A file: URI, with the characters URIs give a meaning escaped. */
+	f = open_memstream(&uri, &size);
+	if (!f)
+		abort();
+	fputs("file:", f);
+	for (const char *c = path; *c; c++)
+		if (*c == '%' || *c == '?' || *c == '#')
+			fprintf(f, "%%%02X", (unsigned char)*c);
+		else
+			fputc(*c, f);
+	fputs(immutable ? "?immutable=1" : "?mode=ro", f);
+	if (fclose(f))
+		abort();
+	rc = sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+			     SQLITE_OPEN_NOMUTEX, NULL);
+	free(uri);
+	if (rc == SQLITE_OK)
+		sqlite3_busy_timeout(*db, 5000);
+	return rc;
+}
+
+#define COPY_SQL							\
+	"INSERT OR IGNORE INTO poisoned_pages (boot_id, pfn, state,"	\
+	" first_seen_usec, last_update_usec, phys_addr, dimm, dimm_id)"	\
+	" VALUES (coalesce(?1, 'salvaged'), ?2,"			\
+	" CASE WHEN ?3 IN ('kept', 'pending', 'offlined', 'fallback')"	\
+	" THEN ?3 ELSE 'kept' END, coalesce(?4, ?9), coalesce(?5, ?4, ?9),"\
+	" ?6, ?7, ?8)"
+
+/*
+ * What to read from another store, best first: whole rows (schema 2 and
+ * later, then 1), then the pfn index alone, which holds (pfn, boot id)
+ * and may survive a damaged table.  Each is read as far as it goes.
+ */
+static const char *const copy_reads[] = {
+	"SELECT boot_id, pfn, state, first_seen_usec, last_update_usec,"
+	" phys_addr, dimm, dimm_id FROM poisoned_pages",
+	"SELECT boot_id, pfn, state, first_seen_usec, last_update_usec,"
+	" NULL, NULL, NULL FROM poisoned_pages",
+	"SELECT boot_id, pfn, NULL, NULL, NULL, NULL, NULL, NULL"
+	" FROM poisoned_pages INDEXED BY poisoned_pages_pfn",
+};
+
+/* Copy the rows of read into s; -1 if s failed, else the rows added. */
+static int64_t copy_rows(struct mfrd_store *s, sqlite3_stmt *read,
+			 sqlite3_stmt *ins)
+{
+	int64_t added = 0;
+	int64_t now = (int64_t)time(NULL) * 1000000;
+
+	while (sqlite3_step(read) == SQLITE_ROW) {
+		if (sqlite3_column_type(read, 1) != SQLITE_INTEGER)
+			continue;
+		for (int i = 0; i < 8; i++)
+			sqlite3_bind_value(ins, i + 1,
+					   sqlite3_column_value(read, i));
+		sqlite3_bind_int64(ins, 9, now);
+		if (sqlite3_step(ins) != SQLITE_DONE) {
+			sqlite3_reset(ins);
+			return fail(s, "copy pages");
+		}
+		added += sqlite3_changes(s->db);
+		sqlite3_reset(ins);
+	}
+	return added;
+}
+
+/*
+ * Copy what can be read of path into s; returns the rows added (or -1 if
+ * s failed) and in *read whether any query of it could be run at all.
+ */
+static int64_t copy_from(struct mfrd_store *s, sqlite3_stmt *ins,
+			 const char *path, bool immutable, bool *read_any)
+{
+	sqlite3_stmt *read;
+	int64_t total = 0, added = 0;
+	bool table_read = false;
+	sqlite3 *db = NULL;
+
+	*read_any = false;
+	if (open_readonly(path, immutable, &db) != SQLITE_OK) {
+		sqlite3_close(db);
+		return 0;
+	}
+	for (size_t i = 0; added >= 0 &&
+	     i < sizeof(copy_reads) / sizeof(*copy_reads); i++) {
+		/* Schema 1 is only tried when the newer columns are missing. */
+		if (i == 1 && table_read)
+			continue;
+		if (sqlite3_prepare_v2(db, copy_reads[i], -1, &read, NULL))
+			continue;
+		table_read |= i == 0;
+		*read_any = true;
+		added = copy_rows(s, read, ins);
+		sqlite3_finalize(read);
+		if (added > 0)
+			total += added;
+	}
+	sqlite3_close(db);
+	return added < 0 ? -1 : total;
+}
+
+int64_t mfrd_store_copy_pages(struct mfrd_store *s, const char *path)
+{
+	sqlite3_stmt *ins;
+	int64_t total;
+	bool read_any;
+
+	if (sqlite3_prepare_v2(s->db, COPY_SQL, -1, &ins, NULL))
+		return fail(s, "copy pages");
+	if (mfrd_store_begin(s)) {
+		sqlite3_finalize(ins);
+		return -1;
+	}
+	total = copy_from(s, ins, path, false, &read_any);
+	/*
+	 * Nothing readable through SQLite's locks and WAL (a read-only
+	 * directory without the -shm, writes refused): the file alone.
+	 */
+	if (total == 0 && !read_any)
+		total = copy_from(s, ins, path, true, &read_any);
+	sqlite3_finalize(ins);
+	if (total >= 0 && !read_any) {
+		/* Unknown, not none: nothing of the file could be read. */
+		snprintf(s->err, sizeof(s->err), "%s: no page records readable",
+			 path);
+		total = -1;
+	}
+	if (total < 0 || mfrd_store_commit(s)) {
+		mfrd_store_rollback(s);
+		return -1;
+	}
+	return total;
+}
+
+int mfrd_store_add_incident(struct mfrd_store *s, int64_t time_usec,
+			    const char *kind, const char *error,
+			    const char *moved_to, int64_t salvaged)
+{
+	sqlite3_stmt *st = s->st[ST_INCIDENT];
+
+	sqlite3_bind_int64(st, 1, time_usec);
+	sqlite3_bind_text(st, 2, s->boot_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
+	bind_text(st, 4, error);
+	bind_text(st, 5, moved_to);
+	if (salvaged >= 0)
+		sqlite3_bind_int64(st, 6, salvaged);
+	return run(s, ST_INCIDENT, "store incident");
+}
+
+int64_t mfrd_store_unacked_incidents(struct mfrd_store *s)
+{
+	sqlite3_stmt *st = s->st[ST_UNACKED];
+	int64_t n = -1;
+
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	else
+		fail(s, "store incidents");
+	sqlite3_reset(st);
+	return n;
 }

@@ -14,7 +14,7 @@
 #include <linux/mfr.h>
 
 /* The schema this mfrd writes; older databases are migrated to it. */
-#define MFRD_STORE_SCHEMA_VERSION	2
+#define MFRD_STORE_SCHEMA_VERSION	3
 
 #define MFRD_PAGE_STATES	(MFR_PAGE_STATE_FALLBACK + 1)
 
@@ -71,13 +71,26 @@ struct mfrd_store;
 #define MFRD_STORE_IN_MEMORY	":memory:"
 
 /*
+ * Why a store did not open.  Only a damaged file may be replaced; every
+ * other fault leaves it as it is, its records intact.
+ */
+enum mfrd_store_fault {
+	MFRD_STORE_OK,
+	MFRD_STORE_CORRUPT,	/* SQLITE_CORRUPT, SQLITE_NOTADB, quick_check */
+	MFRD_STORE_NEWER,	/* written by a newer mfrd: a downgrade */
+	MFRD_STORE_UNAVAILABLE,	/* busy, full, I/O error, read-only, ... */
+};
+
+/*
  * Open (creating it if need be) the database at path, migrate it to
  * MFRD_STORE_SCHEMA_VERSION, and stamp every record written through the
  * handle with boot_id (the kernel's random/boot_id).  Returns 0, or -1
- * with a message in *errmsg (free() it).
+ * with a message in *errmsg (free() it) and, if fault is not NULL, the
+ * kind of failure in *fault.
  */
 int mfrd_store_open(const char *path, const char *boot_id,
-		    struct mfrd_store **sp, char **errmsg);
+		    struct mfrd_store **sp, char **errmsg,
+		    enum mfrd_store_fault *fault);
 void mfrd_store_close(struct mfrd_store *s);
 
 /* Why the last failing call failed. */
@@ -167,6 +180,29 @@ struct mfrd_earlier {
 int mfrd_store_earlier(struct mfrd_store *s, struct mfrd_earlier **v,
 		       size_t *n);
 void mfrd_store_earlier_free(struct mfrd_earlier *v, size_t n);
+
+/*
+ * Copy the page records that can be read from the store file at path
+ * into s, keeping their boot ids, without writing to that file: a
+ * damaged store's (the table, then its pfn index) into the fresh one, or
+ * a store that cannot be opened for writing (locked, read-only, full, a
+ * newer schema) into the in-memory one, so that boot offlining still
+ * finds the pfns of earlier boots.  Returns the number of records copied,
+ * or -1 if nothing of the file could be read (not a database: how many
+ * pages it had is unknown) or s could not be written.
+ */
+int64_t mfrd_store_copy_pages(struct mfrd_store *s, const char *path);
+
+/*
+ * Store incidents: a damaged store moved aside, or a store mfrd could
+ * not use.  Each stays unacknowledged (and mfrd's metrics say so) until
+ * an operator acknowledges it ("mfrctl store ack").
+ */
+int mfrd_store_add_incident(struct mfrd_store *s, int64_t time_usec,
+			    const char *kind, const char *error,
+			    const char *moved_to, int64_t salvaged);
+/* The unacknowledged incidents, or -1. */
+int64_t mfrd_store_unacked_incidents(struct mfrd_store *s);
 
 /* The pages of this boot in each state, indexed by enum mfr_page_state. */
 int mfrd_store_count_states(struct mfrd_store *s,

@@ -7,9 +7,10 @@
  *
  * Start-up order is protection first: settings, then the rules pushed
  * (when the module is there) before anything else can fail; then the
- * store (a damaged one is moved aside and a fresh one started), boot
- * offlining, and READY=1 only once the rules are in the module (or at
- * once, if mfrd.conf says ready_without_module), so that workloads
+ * store (see mfrd-store-recover.c: a damaged one is salvaged into a
+ * fresh one, any other failure leaves the file alone), boot offlining,
+ * and READY=1 only once the rules are in the module (or at once, if
+ * mfrd.conf says ready_without_module), so that workloads
  * ordered after mfrd.service find their pages offlined and their rules
  * in place.
  *
@@ -32,10 +33,17 @@
 #include "mfrd.h"
 #include "mfrd-dimm.h"
 #include "mfrd-log.h"
+#include "mfrd-store-recover.h"
 
 #define BOOT_ID_FILE	"/proc/sys/kernel/random/boot_id"
 #define CGROUP_ROOT	"/sys/fs/cgroup"
 #define RUNTIME_DIR	"/run/mfrd"
+/* Retries of a store file that could not be used: 1 s doubling to 5 min. */
+#define STORE_RETRY_MIN_USEC	1000000ULL
+#define STORE_RETRY_MAX_USEC	(300 * 1000000ULL)
+/* Settings with errors at start are read again this often. */
+#define CONFIG_RETRY_SEC	5
+#define CONFIG_RETRY_TEXT	"5 s"
 /* How long "mfrd --reload" waits for the daemon's answer. */
 #define RELOAD_TIMEOUT_USEC	(60 * 1000000LL)
 
@@ -403,105 +411,180 @@ static int read_boot_id(struct mfrd *d)
 	return ok && d->boot_id[0] ? 0 : -1;
 }
 
-/* Move path (and its WAL and shared-memory files) to path.broken-TIME. */
-static int move_aside(const char *path, char **to)
-{
-	static const char *const suffixes[] = { "", "-wal", "-shm" };
-	char stamp[32], *from, *dest;
-	time_t now = time(NULL);
-	struct tm tm;
-	int ret = 0;
-
-	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", gmtime_r(&now, &tm));
-	if (asprintf(to, "%s.broken-%s", path, stamp) < 0)
-		abort();
-	for (size_t i = 0; i < 3; i++) {
-		if (asprintf(&from, "%s%s", path, suffixes[i]) < 0 ||
-		    asprintf(&dest, "%s%s", *to, suffixes[i]) < 0)
-			abort();
-		if (rename(from, dest) && errno != ENOENT && !ret)
-			ret = -errno;
-		free(from);
-		free(dest);
-	}
-	return ret;
-}
-
-static void log_store_recovery(const char *path, const char *why,
-			       const char *moved_to, const char *now_using)
+static void log_store_recovery(struct mfrd *d,
+			       const struct mfrd_store_recovery *r)
 {
 	struct mfrd_log *l = mfrd_log_new(LOG_CRIT, MFRD_MSGID_STORE_RECOVERED);
+	char copied[128];
 
-	mfrd_log_field(l, "MFR_STORE", "%s", path);
-	mfrd_log_field(l, "MFR_STORE_ERROR", "%s", why);
-	if (moved_to)
-		mfrd_log_field(l, "MFR_STORE_MOVED_TO", "%s", moved_to);
-	mfrd_log_message(l, "the store %s cannot be used (%s): %s%s; %s",
-			 path, why, moved_to ? "moved aside to " : "not moved aside",
-			 moved_to ?: "", now_using);
+	mfrd_log_field(l, "MFR_STORE", "%s", d->store_path);
+	mfrd_log_field(l, "MFR_STORE_ERROR", "%s", r->error);
+	mfrd_log_field(l, "MFR_STORE_FAULT", "%s",
+		       mfrd_store_fault_name(r->fault));
+	mfrd_log_field(l, "MFR_STORE_COPIED", "%lld", (long long)r->copied);
+	if (r->moved_to)
+		mfrd_log_field(l, "MFR_STORE_MOVED_TO", "%s", r->moved_to);
+	if (r->copied >= 0)
+		snprintf(copied, sizeof(copied), "%lld page records %s",
+			 (long long)r->copied, r->in_memory ?
+			 "read from it for boot offlining" : "salvaged into it");
+	else
+		snprintf(copied, sizeof(copied),
+			 "no page record could be read from it: the pfns of earlier boots are unknown");
+	if (!r->in_memory)
+		mfrd_log_message(l, "the store %s is damaged (%s): moved aside to %s, a fresh store started; %s; acknowledge with \"mfrctl store ack\"",
+				 d->store_path, r->error, r->moved_to, copied);
+	else
+		mfrd_log_message(l, "the store %s cannot be used (%s: %s)%s%s: %s%s; %s; records are kept in memory and the file is retried until it opens; acknowledge with \"mfrctl store ack\"",
+				 d->store_path, mfrd_store_fault_name(r->fault),
+				 r->error, r->move_error ? "; " : "",
+				 r->move_error ?: "",
+				 r->moved_to ? "it was moved aside to " :
+				 "the file is left as it is", r->moved_to ?: "",
+				 copied);
 	mfrd_log_send(l);
 }
 
+/* The store as it failed, to be recorded until an operator acks it. */
+static void remember_incident(struct mfrd *d,
+			      const struct mfrd_store_recovery *r)
+{
+	d->store_fault = r->fault;
+	snprintf(d->store_fault_error, sizeof(d->store_fault_error), "%s",
+		 r->error ?: "");
+	free(d->store_moved_to);
+	d->store_moved_to = r->moved_to ? strdup(r->moved_to) : NULL;
+	d->store_copied = r->copied;
+}
+
+static void add_incident(struct mfrd *d)
+{
+	if (mfrd_store_add_incident(d->store, mfrd_now_usec(),
+				    mfrd_store_fault_name(d->store_fault),
+				    d->store_fault_error, d->store_moved_to,
+				    d->store_copied))
+		mfrd_store_failed(d, mfrd_store_error(d->store));
+}
+
+static void count_earlier_pfns(struct mfrd *d)
+{
+	uint64_t *pfns = NULL;
+	size_t n = 0;
+
+	d->earlier_boot_pfns_known = false;
+	if (!mfrd_store_earlier_pfns(d->store, &pfns, &n)) {
+		d->earlier_boot_pfns = n;
+		d->earlier_boot_pfns_known = d->store_copied >= 0;
+	} else {
+		mfrd_store_failed(d, mfrd_store_error(d->store));
+	}
+	free(pfns);
+}
+
+static int on_store_retry(sd_event_source *src, uint64_t usec, void *arg);
+
+/* The next try at the store file: 1 s, doubling up to 5 min. */
+static void schedule_store_retry(struct mfrd *d)
+{
+	uint64_t now;
+
+	d->store_retry_usec = d->store_retry_usec ?
+			      d->store_retry_usec * 2 : STORE_RETRY_MIN_USEC;
+	if (d->store_retry_usec > STORE_RETRY_MAX_USEC)
+		d->store_retry_usec = STORE_RETRY_MAX_USEC;
+	if (sd_event_now(d->event, CLOCK_MONOTONIC, &now) < 0)
+		return;
+	if (d->store_retry_src) {
+		sd_event_source_set_time(d->store_retry_src,
+					 now + d->store_retry_usec);
+		sd_event_source_set_enabled(d->store_retry_src, SD_EVENT_ONESHOT);
+	} else if (sd_event_add_time(d->event, &d->store_retry_src,
+				     CLOCK_MONOTONIC, now + d->store_retry_usec,
+				     0, on_store_retry, d) < 0) {
+		mfrd_logf(LOG_ERR, NULL,
+			  "cannot schedule a retry of the store %s: records stay in memory until mfrd restarts",
+			  d->store_path);
+	}
+}
+
 /*
- * A store that does not open (corrupt, truncated, unwritable) must not
- * stop mfrd: it is moved aside for inspection and a fresh one started;
- * if even that fails, mfrd keeps its records in memory for this run.
- * Both are logged, counted and exported.
+ * The store file failed at start and mfrd runs on a store in memory: try
+ * the file again.  Once it opens, records go to it, and the next tick
+ * re-reads this boot's pages from mfr.ko into it.
+ */
+static int on_store_retry(sd_event_source *src, uint64_t usec, void *arg)
+{
+	struct mfrd_store_recovery r;
+	struct mfrd *d = arg;
+	struct mfrd_store *s;
+
+	(void)src;
+	(void)usec;
+	if (mfrd_store_open_or_recover(d->store_path, d->boot_id, &s, &r) ||
+	    r.in_memory) {
+		if (!r.in_memory)
+			s = NULL;
+		mfrd_store_close(s);
+		mfrd_logf(LOG_DEBUG, NULL, "the store %s still cannot be used: %s",
+			  d->store_path, r.error ?: "?");
+		mfrd_store_recovery_free(&r);
+		schedule_store_retry(d);
+		return 0;
+	}
+	if (r.fault != MFRD_STORE_OK) {
+		log_store_recovery(d, &r);
+		remember_incident(d, &r);
+	}
+	mfrd_store_recovery_free(&r);
+	mfrd_store_close(d->store);
+	d->store = s;
+	d->store_in_memory = false;
+	d->store_retry_usec = 0;
+	add_incident(d);
+	count_earlier_pfns(d);
+	mfrd_logf(LOG_NOTICE, MFRD_MSGID_STORE_RECOVERED,
+		  "the store %s is in use again: records go to it from now on%s",
+		  d->store_path, d->connected ?
+		  "; this boot's pages are read again from mfr.ko" : "");
+	if (d->connected)
+		d->need_reconcile = true;
+	mfrd_report_soon(d);
+	return 0;
+}
+
+/*
+ * A store that does not open must not stop mfrd nor lose a record:
+ * mfrd-store-recover.c decides what stands in for it.  Every case is
+ * logged, kept as an incident until acknowledged, and exported; a file
+ * left alone is retried with a backoff.
  */
 static int open_store(struct mfrd *d)
 {
-	uint64_t *pfns = NULL;
-	char *path, *err, *err2 = NULL, *moved = NULL;
-	size_t n = 0;
-	int ret;
+	struct mfrd_store_recovery r;
 
 	/* systemd's StateDirectory= makes it; by hand, one level is ours. */
 	if (mkdir(d->cfg.state_dir, 0700) && errno != EEXIST)
 		mfrd_logf(LOG_ERR, NULL, "cannot create %s: %m",
 			  d->cfg.state_dir);
-	if (asprintf(&path, "%s/mfrd.db", d->cfg.state_dir) < 0)
+	if (asprintf(&d->store_path, "%s/mfrd.db", d->cfg.state_dir) < 0)
 		abort();
-	ret = mfrd_store_open(path, d->boot_id, &d->store, &err);
-	if (ret) {
-		d->store_errors++;
-		ret = move_aside(path, &moved);
-		if (ret) {
-			free(moved);
-			moved = NULL;
-		} else {
-			ret = mfrd_store_open(path, d->boot_id, &d->store,
-					      &err2);
-		}
-		if (!ret) {
-			d->store_moved_to = moved;
-			log_store_recovery(path, err ?: "out of memory", moved,
-					   "started a fresh store");
-		} else {
-			free(moved);
-			ret = mfrd_store_open(MFRD_STORE_IN_MEMORY, d->boot_id,
-					      &d->store, &err2);
-			if (ret) {
-				mfrd_logf(LOG_ERR, NULL,
-					  "cannot open even a store in memory: %s",
-					  err2 ?: "out of memory");
-				free(err);
-				free(err2);
-				free(path);
-				return -1;
-			}
-			d->store_in_memory = true;
-			log_store_recovery(path, err ?: "out of memory", NULL,
-					   "records are kept in memory only until mfrd restarts");
-		}
-		free(err);
-		free(err2);
+	if (mfrd_store_open_or_recover(d->store_path, d->boot_id, &d->store,
+				       &r)) {
+		mfrd_logf(LOG_ERR, NULL,
+			  "cannot open even a store in memory: %s",
+			  r.error ?: "out of memory");
+		mfrd_store_recovery_free(&r);
+		return -1;
 	}
-	free(path);
-	if (!mfrd_store_earlier_pfns(d->store, &pfns, &n))
-		d->earlier_boot_pfns = n;
-	else
-		mfrd_store_failed(d, mfrd_store_error(d->store));
-	free(pfns);
+	if (r.fault != MFRD_STORE_OK) {
+		d->store_errors++;
+		d->store_in_memory = r.in_memory;
+		remember_incident(d, &r);
+		log_store_recovery(d, &r);
+		add_incident(d);
+	}
+	mfrd_store_recovery_free(&r);
+	count_earlier_pfns(d);
 	return 0;
 }
 
@@ -546,29 +629,107 @@ static int setup_loop(struct mfrd *d)
 	return ret < 0 ? ret : 0;
 }
 
+static void print_errors(const struct mfrd_errors *errs)
+{
+	for (size_t i = 0; i < errs->n; i++)
+		fprintf(stderr, "%s\n", errs->msgs[i]);
+}
+
+/*
+ * Every file is checked in one run: mfrd.conf, then every rules file,
+ * and the host checks of every rule that parsed.  The result must reach
+ * stdout: a failed write (a full disk, /dev/full) is a failure too.
+ */
 static int check_only(struct mfrd *d)
 {
 	struct mfrd_config cfg = { 0 };
 	struct mfrd_rules rules = { 0 };
-	struct mfrd_errors errs = { 0 };
-	const char *root = getenv("MFRD_CGROUP_ROOT") ?: CGROUP_ROOT;
+	struct mfrd_errors cerrs = { 0 }, rerrs = { 0 };
+	char *root = getenv("MFRD_CGROUP_ROOT") ?
+		     strdup(getenv("MFRD_CGROUP_ROOT")) :
+		     mfrd_cgroup2_root(CGROUP_ROOT);
 	int ret = EXIT_SUCCESS;
 
-	if (load_settings(d, &cfg, &rules, &errs))
+	/* Neither v2 nor hybrid: the checks say each cgroup is missing. */
+	if (!root && !(root = strdup(CGROUP_ROOT)))
+		abort();
+	if (mfrd_config_load(d->config_path, &cfg, &cerrs))
 		ret = EXIT_FAILURE;
-	else if (mfrd_rules_check_host(&rules, root, &errs))
+	if (mfrd_rules_check_dir(d->rules_dir, root, &rerrs) ||
+	    mfrd_rules_load_dir(d->rules_dir, &rules, &rerrs))
 		ret = EXIT_FAILURE;
-	if (ret) {
-		for (size_t i = 0; i < errs.n; i++)
-			fprintf(stderr, "%s\n", errs.msgs[i]);
-		mfrd_errors_free(&errs);
-	} else {
+	print_errors(&cerrs);
+	print_errors(&rerrs);
+	if (!ret)
 		printf("%s: ok; %s: %zu rule%s\n", d->config_path, d->rules_dir,
 		       rules.n, rules.n == 1 ? "" : "s");
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "mfrd --check: cannot write the result: %s\n",
+			strerror(errno));
+		ret = EXIT_FAILURE;
 	}
+	mfrd_errors_free(&cerrs);
+	mfrd_errors_free(&rerrs);
 	mfrd_config_free(&cfg);
 	mfrd_rules_free(&rules);
+	free(root);
 	return ret;
+}
+
+/*
+ * At start, settings with errors.  Exiting would have systemd restart
+ * mfrd every second, logging every error again; instead the errors are
+ * logged once (again only when they change), the module keeps whatever
+ * rules it has, and the files are read again every CONFIG_RETRY_SEC and
+ * on SIGHUP ("systemctl reload mfrd"), the watchdog fed meanwhile.
+ * Returns 0 once they load (into d), or 1 when told to stop.
+ */
+static int wait_for_settings(struct mfrd *d, struct mfrd_errors *errs)
+{
+	const struct timespec retry = { CONFIG_RETRY_SEC, 0 };
+	char *last = NULL, *now;
+	siginfo_t si;
+	sigset_t mask;
+	int sig;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	for (;;) {
+		now = join_errors(errs);
+		if (!last || strcmp(now, last)) {
+			log_config_errors(errs, LOG_ERR,
+					  "not starting until it is fixed: mfr.ko keeps the rules it has, no page of an earlier boot is offlined; the files are read again every " CONFIG_RETRY_TEXT " and on \"systemctl reload mfrd\"");
+			sd_notifyf(0, "STATUS=configuration refused (%zu error%s, see the journal): not started, waiting for a fix",
+				   errs->n, errs->n == 1 ? "" : "s");
+		}
+		free(last);
+		last = now;
+		mfrd_errors_free(errs);
+		sd_notify(0, "WATCHDOG=1");
+		sig = sigtimedwait(&mask, &si, &retry);
+		if (sig == SIGTERM || sig == SIGINT) {
+			mfrd_logf(LOG_INFO, NULL, "stopping on %s", strsignal(sig));
+			free(last);
+			return 1;
+		}
+		if (!load_settings(d, &d->cfg, &d->rules, errs))
+			break;
+		if (sig == SIGHUP) {
+			char *why = join_errors(errs);
+
+			write_reload_result(false, why);
+			free(why);
+		}
+	}
+	if (sig == SIGHUP)
+		write_reload_result(true, "the configuration loads: mfrd starts");
+	mfrd_logf(LOG_NOTICE, MFRD_MSGID_CONFIG_REJECTED,
+		  "configuration fixed: starting");
+	free(last);
+	return 0;
 }
 
 /* The time and outcome in the reload result file; -1 if none. */
@@ -718,6 +879,8 @@ static void cleanup(struct mfrd *d)
 	mfrd_rules_free(&d->rules);
 	free(d->note);
 	free(d->store_moved_to);
+	free(d->store_path);
+	sd_event_source_unref(d->store_retry_src);
 	mfrd_dimms_free(d->dimms);
 	sd_event_unref(d->event);
 }
@@ -741,11 +904,9 @@ int main(int argc, char **argv)
 		return reload_client(optind < argc ? argv[optind] : NULL);
 
 	mfrd_log_open();
-	if (load_settings(&d, &d.cfg, &d.rules, &errs)) {
-		log_config_errors(&errs, LOG_ERR, "not starting");
-		mfrd_errors_free(&errs);
-		return EXIT_FAILURE;
-	}
+	if (load_settings(&d, &d.cfg, &d.rules, &errs) &&
+	    wait_for_settings(&d, &errs))
+		return EXIT_SUCCESS;
 	apply_log_limits(&d.cfg);
 	push_rules_first(&d);
 	d.reload_ok_usec = mfrd_now_usec();
@@ -768,6 +929,8 @@ int main(int argc, char **argv)
 		ret = EXIT_FAILURE;
 		goto out;
 	}
+	if (d.store_in_memory)
+		schedule_store_retry(&d);
 	if (d.cfg.offline_recorded_pfns)
 		mfrd_offline_recorded(&d);
 	mfrd_module_try_connect(&d);

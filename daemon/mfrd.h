@@ -8,6 +8,7 @@
  *   mfrd-module.c   watching mfr.ko come and go, connecting to its family
  *   mfrd-rules.c    pushing the rules, all or nothing
  *   mfrd-sync.c     events and reconciling dumps into the store
+ *   mfrd-store-recover.c  a store that does not open: nothing lost
  *   mfrd-offline.c  hard-offlining the pfns of earlier boots
  *   mfrd-report.c   STATUS= and the metrics file
  *   mfrd-log.c      journal entries
@@ -60,16 +61,23 @@ struct mfrd {
 
 	char boot_id[64];
 	struct mfrd_store *store;
+	char *store_path;		/* STATE_DIR/mfrd.db */
 	char *store_moved_to;		/* a damaged store was moved there */
-	bool store_in_memory;		/* no usable file: records not kept */
+	bool store_in_memory;		/* the file is not usable (yet) */
+	enum mfrd_store_fault store_fault;	/* why, if it failed at start */
+	char store_fault_error[256];
+	int64_t store_copied;		/* pages read from the failed file */
+	sd_event_source *store_retry_src;	/* next try at the file */
+	uint64_t store_retry_usec;	/* its backoff */
 	uint64_t store_errors;		/* failed store reads and writes */
 	uint64_t events_pruned;		/* events log rows deleted by retention */
 	uint64_t events_lost;		/* overruns and generation gaps */
 	uint64_t redumps;		/* reconciling dumps */
 	char store_last_error[256];	/* logged once until it changes */
 	uint64_t earlier_boot_pfns;	/* fixed for the whole boot */
+	bool earlier_boot_pfns_known;	/* ... read from the store file */
 	struct mfrd_dimms *dimms;	/* SMBIOS memory devices, or NULL */
-	unsigned int offline_skipped;	/* earlier pfns on a changed DIMM */
+	unsigned int offline_dimm_changed;	/* earlier pfns on a changed DIMM */
 
 	/* mfr.ko: watched with libudev and a timer, used when loaded. */
 	struct udev *udev;

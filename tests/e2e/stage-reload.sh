@@ -14,7 +14,7 @@ check_refuses_cgroup() {
 	local rc=0
 	mfrd --check >"$STATE/check.out" 2>&1 || rc=$?
 	cat "$STATE/check.out"
-	[ "$rc" = 1 ] && grep -q "^$rules_file:1: cgroup-path: /no-such.slice: no such cgroup v2" "$STATE/check.out"
+	[ "$rc" = 1 ] && grep -q "^$rules_file:2: cgroup-path: /no-such.slice: no such cgroup v2" "$STATE/check.out"
 }
 check "mfrd --check refuses the missing cgroup before the module is asked" check_refuses_cgroup
 check "systemctl reload: a rule the module refuses exits non-zero" bash -c '! systemctl reload mfrd'

@@ -11,7 +11,7 @@ since=$(date '+%Y-%m-%d %H:%M:%S')
 check "systemctl start mfrd" systemctl start mfrd
 check "the rules are pushed" bash -c \
 	"mfrctl -j rules list | python3 -c 'import json,sys; sys.exit(0 if any(r[\"name_glob\"] == \"guest-ram*\" for r in json.load(sys.stdin)) else 1)'"
-check "the damaged store was moved aside" bash -c "ls $DB.broken-* && sqlite3 $DB 'PRAGMA user_version' | grep -qx 2"
+check "the damaged store was moved aside" bash -c "ls $DB.broken-* && sqlite3 $DB 'PRAGMA user_version' | grep -qx 3"
 check "the journal says so (MESSAGE_ID store-recovered)" bash -c \
 	"journalctl -b --since '$since' MESSAGE_ID=874cfb8201154fb4971441c2bc3f5038 -o cat | grep -q 'moved aside to $DB.broken-'"
 check "metrics: mfrd_store_recovered 1" wait_until 30 grep -qx 'mfrd_store_recovered 1' "$METRICS"

@@ -3,7 +3,8 @@
 # "make deb": dpkg-buildpackage -b builds mfr-dkms and mfrd; lintian finds
 # no error in either; each holds what it must (the module source with its
 # BUILD_EXCLUSIVE dkms.conf and the dkms maintainer scripts; the daemon,
-# CLI, unit enabled but not started by the postinst, udev rule,
+# CLI, unit enabled but not started by the postinst, stopped on removal,
+# reloaded and restarted on upgrade, hardening flags, udev rule,
 # modules-load.d, manuals, catalog, example configuration, completion).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -62,8 +63,54 @@ done
 dpkg-deb -e "$mfrd_deb" "$tmp/mfrd-ctl"
 grep -q 'deb-systemd-helper enable .*mfrd.service' "$tmp/mfrd-ctl/postinst" &&
 	ok "mfrd: the unit is enabled by the postinst" || fail "mfrd: the unit is not enabled"
-! grep -q 'deb-systemd-invoke .*start' "$tmp/mfrd-ctl/postinst" &&
+! grep -qE 'deb-systemd-invoke start|_dh_action=start' "$tmp/mfrd-ctl/postinst" &&
 	ok "mfrd: the postinst does not wait for a start" || fail "mfrd: the postinst starts the unit"
+
+# The maintainer scripts as dpkg runs them, on a systemd host (a tmpfs
+# over /run/systemd in a mount namespace of our own), with systemctl,
+# deb-systemd-invoke and deb-systemd-helper stubs that log their calls.
+maint() { # SCRIPT ARGS...: the calls it makes, one per line
+	unshare -m sh -c 'mount -t tmpfs tmpfs /run/systemd && mkdir /run/systemd/system &&
+		PATH=$1:$PATH "$2/$3" "$4" "$5"' sh "$tmp/stubs" "$tmp/mfrd-ctl" "$@" >/dev/null 2>&1 || true
+	cat "$tmp/stubs/calls" 2>/dev/null
+	rm -f "$tmp/stubs/calls"
+}
+mkdir "$tmp/stubs"
+for stub in systemctl deb-systemd-invoke deb-systemd-helper; do
+	printf '#!/bin/sh\necho "%s $*" >>"%s/calls"\n' "$stub" "$tmp/stubs" >"$tmp/stubs/$stub"
+	chmod +x "$tmp/stubs/$stub"
+done
+if ! unshare -m true 2>/dev/null || [ ! -d /run/systemd ]; then
+	fail "mfrd maintainer scripts: no mount namespace (needs root) or no /run/systemd to run them in"
+else
+	calls=$(maint prerm remove)
+	grep -qx "deb-systemd-invoke stop mfrd.service" <<<"$calls" &&
+		ok "mfrd: prerm remove stops mfrd" || fail "mfrd: prerm remove: $calls"
+	calls=$(maint prerm upgrade 0.1.1)
+	! grep -q "stop" <<<"$calls" && ok "mfrd: prerm upgrade does not stop mfrd" ||
+		fail "mfrd: prerm upgrade: $calls"
+	calls=
+	[ ! -e "$tmp/mfrd-ctl/preinst" ] || calls=$(maint preinst upgrade 0.0.9)
+	! grep -q "stop" <<<"$calls" && ok "mfrd: preinst upgrade does not stop mfrd" ||
+		fail "mfrd: preinst upgrade: $calls"
+	calls=$(maint postinst configure 0.0.9 | grep -v deb-systemd-helper || true)
+	if [ "$calls" = "systemctl --system daemon-reload
+deb-systemd-invoke try-restart mfrd.service" ]; then
+		ok "mfrd: an upgrade reloads the units, then restarts a running mfrd"
+	else
+		fail "mfrd: postinst configure 0.0.9 (an upgrade): $calls"
+	fi
+	calls=$(maint postinst configure "" | grep -v deb-systemd-helper || true)
+	! grep -q "deb-systemd-invoke" <<<"$calls" &&
+		ok "mfrd: a first install starts nothing ($(tr '\n' ';' <<<"$calls"))" ||
+		fail "mfrd: postinst configure (a first install): $calls"
+fi
+# No hand-written systemctl call (lintian), and the hardening flags made
+# it into the binaries (dpkg-buildflags' CPPFLAGS: _FORTIFY_SOURCE).
+out=$(lintian -I -E --pedantic --tags maintainer-script-calls-systemctl,hardening-no-fortify-functions,hardening-no-relro,hardening-no-pie,hardening-no-bindnow \
+	"$mfrd_deb" 2>&1 | grep -v 'running with root privileges' || true)
+[ -z "$out" ] && ok "lintian: no systemctl call in the maintainer scripts, hardening flags present" ||
+	fail "lintian: $out"
 dpkg-deb -x "$mfrd_deb" "$tmp/mfrd"
 grep -qx 'ExecStart=/usr/sbin/mfrd' "$tmp/mfrd/lib/systemd/system/mfrd.service" &&
 	ok "mfrd: unit runs /usr/sbin/mfrd" || fail "mfrd: unit ExecStart"

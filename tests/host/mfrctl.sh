@@ -131,6 +131,83 @@ else
 	fail "bash-completion is not installed (make deps)"
 fi
 
+# forget on a store of its own: hex pfns as listings print them, boot
+# ids with or without dashes, a dry run, a question on a terminal and a
+# refusal without one, and a journal entry (a socket of our own mounted
+# over journald's, in a mount namespace of its own).
+db=$tmp/mfrd.db
+make_store() {
+	rm -f "$db"
+	python3 - "$db" <<'EOP'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("CREATE TABLE poisoned_pages (boot_id TEXT NOT NULL, pfn INTEGER NOT NULL,"
+          " dimm TEXT, state TEXT NOT NULL, first_seen_usec INTEGER NOT NULL,"
+          " last_update_usec INTEGER NOT NULL, PRIMARY KEY (boot_id, pfn))")
+for boot, pfn in (("0b5c8f0e-1f6a-4e7c-9d3b-2a1908f7e6d5", 0x1000),
+                  ("5d6e7f80-91a2-b3c4-d5e6-f708192a3b4c", 0x1000),
+                  ("5d6e7f80-91a2-b3c4-d5e6-f708192a3b4c", 0x1abc)):
+    c.execute("INSERT INTO poisoned_pages VALUES (?, ?, NULL, 'offlined', 1, 1)", (boot, pfn))
+c.commit()
+EOP
+}
+records() { python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from poisoned_pages").fetchone()[0])' "$db"; }
+make_store
+usage "ambiguous pfn '1234': pfns are hexadecimal.*write 0x1234 (if 1234 is decimal: 0x4d2)" \
+	forget 1234 --yes --db "$db"
+usage "invalid pfn '0x12g4'" forget 0x12g4 --yes --db "$db"
+usage "invalid pfn '-1'" forget --yes --db "$db" -- -1
+usage "no terminal to confirm on: give --yes" forget 0x1000 --db "$db" </dev/null
+usage "--dry-run or --yes, not both" forget 0x1000 --dry-run --yes --db "$db"
+run 0 forget 0x1000 --dry-run --db "$db" &&
+	{ [ "$(cat "$tmp/out")" = "would forget 2 records of pfn 0x1000 (1 pfn, 2 boots)" ] &&
+		[ "$(records)" = 3 ] || fail "forget --dry-run: $(cat "$tmp/out"), $(records) records left"; }
+run 0 forget 1ABC --yes --db "$db" &&
+	{ [ "$(cat "$tmp/out")" = "forgot 1 record" ] || fail "forget 1ABC (bare hex): $(cat "$tmp/out")"; }
+run 0 forget --boot 0b5c8f0e1f6a4e7c9d3b2a1908f7e6d5 --yes --db "$db" &&
+	{ [ "$(cat "$tmp/out")" = "forgot 1 record" ] || fail "forget --boot without dashes: $(cat "$tmp/out")"; }
+make_store
+run 0 forget --boot 5D6E7F80-91A2-B3C4-D5E6-F708192A3B4C --yes --db "$db" &&
+	{ [ "$(cat "$tmp/out")" = "forgot 2 records" ] || fail "forget --boot with dashes: $(cat "$tmp/out")"; }
+# The question, on a terminal (script(1) gives mfrctl one).
+make_store
+checks=$((checks + 1))
+out=$(printf 'n\n' | script -qec "'$mfrctl' forget 0x1000 --db '$db'" /dev/null 2>&1) || true
+if grep -q 'Forget 2 records of pfn 0x1000 (1 pfn, 2 boots)?.*\[y/N\]' <<<"$out" &&
+	grep -q 'nothing forgotten' <<<"$out" && [ "$(records)" = 3 ]; then :; else
+	fail "forget on a terminal, answered n: $out; $(records) records"
+fi
+checks=$((checks + 1))
+out=$(printf 'y\n' | script -qec "'$mfrctl' forget 0x1000 --db '$db'" /dev/null 2>&1) || true
+grep -q 'forgot 2 records' <<<"$out" && [ "$(records)" = 1 ] ||
+	fail "forget on a terminal, answered y: $out; $(records) records"
+# The journal entry.
+make_store
+checks=$((checks + 1))
+if unshare -m true 2>/dev/null && [ -d /run/systemd ]; then
+	mkdir "$tmp/journal"
+	python3 - "$tmp/journal/socket" >"$tmp/journal.log" <<'EOP' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(30)
+print(s.recv(65536).decode(errors="replace"), flush=True)
+EOP
+	listener=$!
+	for _ in $(seq 50); do [ -S "$tmp/journal/socket" ] && break; sleep 0.1; done
+	unshare -m sh -c 'mount -t tmpfs tmpfs /run/systemd && mkdir /run/systemd/journal &&
+		mount --bind "$1" /run/systemd/journal && shift && exec "$@"' sh "$tmp/journal" \
+		"$mfrctl" forget 0x1000 --yes --db "$db" >"$tmp/out" 2>"$tmp/err" || true
+	wait "$listener" || true
+	if grep -qx 'MESSAGE_ID=49d41c6281304526b50860bd66dbbaa2' "$tmp/journal.log" &&
+		grep -qx 'MFR_FORGOTTEN=2' "$tmp/journal.log" && grep -qx 'MFR_FORGET=pfn 0x1000' "$tmp/journal.log" &&
+		grep -q "^MESSAGE=mfrctl forget: 2 records of pfn 0x1000 deleted from $db by uid $(id -u)" "$tmp/journal.log"; then :; else
+		fail "forget: no journal entry with its MESSAGE_ID: $(cat "$tmp/journal.log")"
+	fi
+else
+	fail "forget's journal entry: unshare -m is not available (needs root)"
+fi
+
 checks=$((checks + 1))
 if ! groff -man -ww -z "$root/daemon/mfrctl.8" >"$tmp/err" 2>&1 || [ -s "$tmp/err" ]; then
 	fail "daemon/mfrctl.8 does not render cleanly with groff -man -ww"

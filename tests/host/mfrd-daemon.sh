@@ -3,8 +3,13 @@
 # mfrd itself on the host, without mfr.ko (ASan + UBSan build):
 # - a corrupt store is moved aside and a fresh one started, and the log
 #   and metrics say so; mfrd keeps running;
+# - a store mfrd cannot use (a newer schema, locked, a read-only
+#   directory) is left as it is, its earlier pfns still counted, and the
+#   metric stays set, across restarts, until "mfrctl store ack";
 # - not READY without the module, unless ready_without_module = yes, and
 #   the metrics say it waits;
+# - a configuration error at start makes mfrd wait for a fix, logging
+#   its errors once, not exit into a restart loop;
 # - "mfrd --reload PID" (the unit's ExecReload) waits for the outcome:
 #   exit 1 with FILE:LINE for refused rules, 0 for good ones;
 # - the metrics file passes "promtool check metrics" when promtool is
@@ -72,7 +77,7 @@ if ls "$tmp/state"/mfrd.db.broken-* >/dev/null 2>&1 &&
 else
 	fail "no mfrd.db.broken-* with the old content"; ls -la "$tmp/state"
 fi
-if grep -q "cannot be used.*moved aside to $tmp/state/mfrd.db.broken-" "$tmp/log"; then
+if grep -q "is damaged.*moved aside to $tmp/state/mfrd.db.broken-" "$tmp/log"; then
 	ok "the log says the store was moved aside"
 else
 	fail "no log line about the store"; cat "$tmp/log"
@@ -208,18 +213,18 @@ rc=0
 [ "$rc" = 2 ] && grep -q 'give one of PFN' "$tmp/err" && ok "mfrctl forget without what: usage error" ||
 	fail "mfrctl forget without what: exit $rc"
 rc=0
-"$mfrctl" forget 1 --boot x "${db[@]}" 2>"$tmp/err" || rc=$?
+"$mfrctl" forget 0x1 --boot x --yes "${db[@]}" 2>"$tmp/err" || rc=$?
 [ "$rc" = 2 ] && ok "mfrctl forget PFN --boot: usage error (one at a time)" || fail "forget PFN --boot: exit $rc"
 rc=0
-"$mfrctl" forget 12345 "${db[@]}" 2>"$tmp/err" || rc=$?
-[ "$rc" = 1 ] && grep -q 'no record of pfn 12345' "$tmp/err" && ok "mfrctl forget of an unknown pfn: exit 1, says so" ||
+"$mfrctl" forget 0x12345 --yes "${db[@]}" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'no record of pfn 0x12345' "$tmp/err" && ok "mfrctl forget of an unknown pfn: exit 1, says so" ||
 	fail "forget unknown pfn: exit $rc $(cat "$tmp/err")"
-[ "$("$mfrctl" forget 4096 "${db[@]}")" = "forgot 2 records" ] &&
+[ "$("$mfrctl" forget 0x1000 --yes "${db[@]}")" = "forgot 2 records" ] &&
 	ok "mfrctl forget PFN: both boots' records of pfn 0x1000" || fail "forget PFN"
-[ "$("$mfrctl" -j forget --dimm 'BANK 0/DIMM_A1' "${db[@]}")" = '{"forgotten":1}' ] &&
+[ "$("$mfrctl" -j forget --dimm 'BANK 0/DIMM_A1' --yes "${db[@]}")" = '{"forgotten":1}' ] &&
 	ok "mfrctl -j forget --dimm: the DIMM's last record (pfn 0x1001)" || fail "forget --dimm"
 rc=0
-"$mfrctl" forget --boot boot-1 "${db[@]}" 2>"$tmp/err" || rc=$?
+"$mfrctl" forget --boot boot-1 --yes "${db[@]}" 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "no record of boot 'boot-1'" "$tmp/err" &&
 	ok "mfrctl forget --boot of a boot with nothing left: exit 1, says so" || fail "forget --boot: exit $rc"
 [ "$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from poisoned_pages").fetchone()[0])' "$tmp/state/mfrd.db")" = 1 ] &&
@@ -261,11 +266,132 @@ fi
 kill "$pid"; wait "$pid" || true; pid=
 kill "$listener" 2>/dev/null || true
 
-# Boot offlining after a DIMM swap: a record made on DIMM_OLD, whose
-# address the SMBIOS table now maps to DIMM_NEW, is skipped and reported;
-# a record whose DIMM is the same is offlined (tried: the addresses are
-# past any real memory, so the kernel refuses them and nothing happens to
-# this host).
+# SIGTERM: mfrd stops with status 0, without an ASan or UBSan report.
+stop_mfrd() { # WHAT LOG
+	local rc=0
+	kill "$pid"
+	wait "$pid" || rc=$?
+	pid=
+	[ "$rc" = 0 ] && ok "$1: mfrd stops cleanly on SIGTERM" ||
+		{ fail "$1: mfrd exit $rc on SIGTERM"; tail -30 "$2"; }
+}
+
+# Stores mfrd cannot use are left as they are.  Each case starts from a
+# copy of the store above (one record, pfn 0x9000 of boot-2: an earlier
+# boot), with boot offlining off: the metric tells what it would offline.
+cp "$tmp/state/mfrd.db" "$tmp/good.db"
+# Without the incident of the damaged store above: each case has its own.
+python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("delete from store_incidents") if c.execute("select count(*) from sqlite_schema where name = ?", ("store_incidents",)).fetchone()[0] else None; c.commit()' "$tmp/good.db"
+store_case() { # NAME: a state directory $tmp/NAME with the good store
+	mkdir -p "$tmp/$1"
+	cp "$tmp/good.db" "$tmp/$1/mfrd.db"
+	sed -e "s|^state_dir = .*|state_dir = $tmp/$1|" \
+		-e "s|^metrics_file = .*|metrics_file = $tmp/$1.prom|" "$tmp/mfrd.conf" >"$tmp/$1.conf"
+}
+db_query() { # DB SQL
+	python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$@"
+}
+left_alone() { # NAME: the store is where it was, nothing moved aside
+	[ -f "$tmp/$1/mfrd.db" ] && ! ls "$tmp/$1"/mfrd.db.broken-* >/dev/null 2>&1
+}
+
+# A newer schema (a downgrade of mfrd).
+store_case newer
+python3 -c 'import sqlite3,sys; sqlite3.connect(sys.argv[1]).execute("pragma user_version = 99")' "$tmp/newer/mfrd.db"
+"$mfrd" --config "$tmp/newer.conf" --rules-dir "$tmp/rules" >"$tmp/newer.log" 2>&1 &
+pid=$!
+if wait_for 30 grep -qs '^mfrd_store_in_memory 1$' "$tmp/newer.prom"; then
+	ok "newer schema: mfrd runs with its records in memory"
+else
+	fail "newer schema: no mfrd_store_in_memory 1"; cat "$tmp/newer.log"
+fi
+grep -q '^mfr_poisoned_pfns_earlier_boots 1$' "$tmp/newer.prom" &&
+	ok "newer schema: the earlier boot's pfn still counts for boot offlining" ||
+	fail "newer schema: $(grep earlier "$tmp/newer.prom")"
+grep -q '^mfrd_store_recovered 1$' "$tmp/newer.prom" &&
+	ok "newer schema: mfrd_store_recovered 1" || fail "newer schema: no mfrd_store_recovered 1"
+grep -q 'left as it is' "$tmp/newer.log" && ok "newer schema: the log says the file is left as it is" ||
+	fail "newer schema log: $(grep -i store "$tmp/newer.log")"
+stop_mfrd "newer" "$tmp/newer.log"
+left_alone newer && [ "$(db_query "$tmp/newer/mfrd.db" "pragma user_version")" = 99 ] &&
+	[ "$(db_query "$tmp/newer/mfrd.db" "select count(*) from poisoned_pages")" = 1 ] &&
+	ok "newer schema: the file is intact (version 99, its record)" ||
+	{ fail "newer schema: the file was changed"; ls -la "$tmp/newer"; }
+
+# Locked by another writer (an operator's sqlite3 shell) for 8 s.
+store_case locked
+python3 - "$tmp/locked/mfrd.db" "$tmp/locked.held" <<'EOP' &
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN EXCLUSIVE")
+open(sys.argv[2], "w").close()
+time.sleep(8)
+c.execute("ROLLBACK")
+EOP
+locker=$!
+wait_for 10 test -e "$tmp/locked.held"
+"$mfrd" --config "$tmp/locked.conf" --rules-dir "$tmp/rules" >"$tmp/locked.log" 2>&1 &
+pid=$!
+if wait_for 30 grep -qs '^mfrd_store_in_memory 1$' "$tmp/locked.prom" &&
+	grep -q '^mfr_poisoned_pfns_earlier_boots 1$' "$tmp/locked.prom"; then
+	ok "locked store: in memory meanwhile, the earlier pfn read from the file"
+else
+	fail "locked store: $(grep -E 'memory|earlier' "$tmp/locked.prom" 2>&1)"; cat "$tmp/locked.log"
+fi
+wait "$locker"
+if wait_for 30 grep -qs '^mfrd_store_in_memory 0$' "$tmp/locked.prom" &&
+	grep -q "in use again" "$tmp/locked.log"; then
+	ok "locked store: retried, and in use once the lock is gone"
+else
+	fail "locked store: not retried"; cat "$tmp/locked.log"
+fi
+left_alone locked && ok "locked store: nothing moved aside" || { fail "locked store moved"; ls -la "$tmp/locked"; }
+grep -q '^mfrd_store_recovered 1$' "$tmp/locked.prom" && ok "locked store: mfrd_store_recovered 1" ||
+	fail "locked store: mfrd_store_recovered not 1"
+stop_mfrd "locked" "$tmp/locked.log"
+rm -f "$tmp/locked.prom"
+"$mfrd" --config "$tmp/locked.conf" --rules-dir "$tmp/rules" >"$tmp/locked2.log" 2>&1 &
+pid=$!
+wait_for 30 grep -qs '^mfrd_store_in_memory 0$' "$tmp/locked.prom" &&
+	grep -q '^mfrd_store_recovered 1$' "$tmp/locked.prom" &&
+	ok "locked store: mfrd_store_recovered still 1 after a restart" ||
+	fail "locked store: after a restart: $(grep store_ "$tmp/locked.prom")"
+out=$("$mfrctl" store ack --db "$tmp/locked/mfrd.db" 2>&1) || true
+if [ "$out" = "acknowledged 1 store incident" ] &&
+	wait_for 10 grep -qs '^mfrd_store_recovered 0$' "$tmp/locked.prom"; then
+	ok "mfrctl store ack: mfrd_store_recovered back to 0"
+else
+	fail "mfrctl store ack: $out; $(grep -E "^mfrd_store" "$tmp/locked.prom")"
+fi
+stop_mfrd "locked2" "$tmp/locked2.log"
+
+# A read-only state directory (a read-only /var): a read-only bind mount
+# in a mount namespace of its own.
+store_case ro
+if unshare -m true 2>/dev/null; then
+	unshare -m sh -c 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" && shift && exec "$@"' \
+		sh "$tmp/ro" "$mfrd" --config "$tmp/ro.conf" --rules-dir "$tmp/rules" >"$tmp/ro.log" 2>&1 &
+	pid=$!
+	if wait_for 30 grep -qs '^mfrd_store_in_memory 1$' "$tmp/ro.prom" &&
+		grep -q '^mfr_poisoned_pfns_earlier_boots 1$' "$tmp/ro.prom"; then
+		ok "read-only directory: in memory, the earlier pfn read from the file"
+	else
+		fail "read-only directory: $(grep -E 'memory|earlier' "$tmp/ro.prom" 2>&1)"; cat "$tmp/ro.log"
+	fi
+	stop_mfrd "ro" "$tmp/ro.log"
+	left_alone ro && cmp -s "$tmp/good.db" "$tmp/ro/mfrd.db" &&
+		ok "read-only directory: the file is intact" || fail "read-only directory: the file changed"
+else
+	fail "read-only directory: unshare -m is not available (needs root)"
+fi
+
+# Boot offlining after a DIMM change (a swap, or a BIOS update that
+# reformatted the strings): a record made on DIMM_OLD, whose address the
+# SMBIOS table now maps to DIMM_NEW, is offlined all the same and
+# reported, with the forget command to run if the DIMM was replaced; a
+# record whose DIMM is the same is offlined (both tried: the addresses
+# are past any real memory, so the kernel refuses them and nothing
+# happens to this host).
 python3 - "$tmp/state/mfrd.db" "$tmp/DMI" <<'EOP'
 import sqlite3, struct, sys
 db, dmi = sys.argv[1:]
@@ -294,17 +420,49 @@ echo "dmi_table = $tmp/DMI" >>"$tmp/mfrd.conf"
 rm -f "$tmp/state/recorded-pfns-offlined"
 "$mfrd" --config "$tmp/mfrd.conf" --rules-dir "$tmp/rules" >"$tmp/log3" 2>&1 &
 pid=$!
-if wait_for 30 grep -qs "1 skipped: their DIMM changed since they were recorded (pfns 0x$(printf %x $((1 << 40))))" "$tmp/log3"; then
-	ok "boot offlining skips the record whose DIMM changed, and says so"
+if wait_for 30 grep -qs "1 of them recorded on another DIMM than the one at their address now (pfns 0x$(printf %x $((1 << 40)))), offlined all the same: if that DIMM was replaced, \"mfrctl forget --dimm 'x'\" removes its records" "$tmp/log3"; then
+	ok "boot offlining tells of the record whose DIMM changed, and suggests mfrctl forget --dimm"
 else
-	fail "no skip reported"; cat "$tmp/log3"
+	fail "no DIMM change reported"; cat "$tmp/log3"
 fi
-grep -q "MFR_SKIPPED_IDENTITY=1 " "$tmp/log3" && grep -q "MFR_FAILED=1 " "$tmp/log3" &&
-	ok "... and tries the one on the same DIMM (refused: past real memory)" ||
+grep -q "MFR_DIMM_CHANGED=1 " "$tmp/log3" && grep -q "MFR_FAILED=2 " "$tmp/log3" &&
+	ok "... and tries both records, the changed DIMM's too (refused: past real memory)" ||
 	fail "journal fields of the offlining: $(grep -i offline "$tmp/log3")"
-wait_for 30 grep -q '^mfr_offline_skipped_identity 1$' "$tmp/mfr.prom" &&
-	ok "metric mfr_offline_skipped_identity 1" || fail "no skip in the metrics"
+wait_for 30 grep -q '^mfr_offline_dimm_changed 1$' "$tmp/mfr.prom" &&
+	ok "metric mfr_offline_dimm_changed 1" || fail "no DIMM change in the metrics"
 kill "$pid"; wait "$pid" || true; pid=
+
+# A configuration error at start: no exit (systemd would restart mfrd
+# every second, logging every error again); mfrd logs the errors once,
+# waits, and starts once the file is fixed.
+mkdir -p "$tmp/rules-bad"
+printf '[rule]\nname-glob = guest-ram*\nacton = keep\n' >"$tmp/rules-bad/10-vms.conf"
+sed -i 's/^offline_recorded_pfns = yes$/offline_recorded_pfns = no/' "$tmp/mfrd.conf"
+"$mfrd" --config "$tmp/mfrd.conf" --rules-dir "$tmp/rules-bad" >"$tmp/log4" 2>&1 &
+pid=$!
+sleep 7	# past the first re-read (every 5 s)
+if kill -0 "$pid" 2>/dev/null; then
+	ok "a configuration error at start: mfrd waits instead of exiting"
+else
+	fail "mfrd exited on a configuration error at start"; cat "$tmp/log4"
+fi
+[ "$(grep -c 'configuration refused' "$tmp/log4")" = 1 ] &&
+	[ "$(grep -c 'unknown key "acton"' "$tmp/log4")" = 1 ] &&
+	ok "... and logs its errors once, not at every re-read" ||
+	{ fail "configuration errors logged $(grep -c 'configuration refused' "$tmp/log4") times"; cat "$tmp/log4"; }
+rc=0
+"$mfrd" --reload "$pid" >"$tmp/reload4.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q '10-vms.conf:3: unknown key "acton"' "$tmp/reload4.out" &&
+	ok "mfrd --reload while waiting: exit 1 with the errors" ||
+	{ fail "mfrd --reload while waiting: exit $rc"; cat "$tmp/reload4.out"; }
+printf '[rule]\nname-glob = guest-ram*\naction = keep\n' >"$tmp/rules-bad/10-vms.conf"
+if wait_for 15 grep -q 'configuration fixed: starting' "$tmp/log4" &&
+	wait_for 15 grep -q '^mfrd: started: 1 rules' "$tmp/log4"; then
+	ok "once the file is fixed, mfrd starts (no restart)"
+else
+	fail "mfrd did not start after the fix"; cat "$tmp/log4"
+fi
+stop_mfrd "log4" "$tmp/log4"
 
 [ "$failed" = 0 ] && echo "all mfrd daemon checks passed"
 [ "$failed" = 0 ]

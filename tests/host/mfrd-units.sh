@@ -13,7 +13,7 @@ export ASAN_OPTIONS=detect_leaks=1:exitcode=99
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 failed=0
-for t in config store metrics log dimm; do
+for t in config store store-recover metrics log dimm; do
 	echo "# test-$t"
 	if ! "$root/build/daemon/asan/test-$t"; then
 		echo "FAIL: test-$t"
@@ -49,20 +49,56 @@ expect() { # DESCRIPTION STATUS COMMAND...
 		failed=$((failed + 1))
 	fi
 }
-# --check also finds the cgroups the rules name, under $MFRD_CGROUP_ROOT.
-mkdir -p "$tmp/cgroup/machine.slice"
+# The README's install steps: the shipped example rules copied into
+# rules.d, then "mfrd --check", on a fresh host (a cgroup root without
+# libvirt's machine.slice or any other slice).
+mkdir -p "$tmp/cgroup"
 export MFRD_CGROUP_ROOT=$tmp/cgroup
-expect "mfrd --check: the shipped examples are fine" 0 \
+if grep -q '^cp /usr/share/doc/mfr/examples/10-vms.conf /etc/mfrd/rules.d/' "$root/README.md"; then
+	echo "ok - the README installs examples/10-vms.conf"
+else
+	echo "FAIL: the README's install steps no longer copy examples/10-vms.conf"; failed=$((failed + 1))
+fi
+expect "mfrd --check: the shipped examples pass on a fresh host" 0 \
 	"$mfrd" --config "$root/daemon/examples/mfrd.conf" --rules-dir "$tmp/rules" --check
-rmdir "$tmp/cgroup/machine.slice"
+# QEMU's guest RAM (memory-backend-memfd, whatever its cgroup or uid) is
+# decided by a keep rule: the first rule whose only match is the name.
+if python3 - "$root/daemon/examples/10-vms.conf" <<'EOP'; then
+import fnmatch, sys
+rules, rule = [], None
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if line == "[rule]":
+        rule = {}
+        rules.append(rule)
+    elif rule is not None and "=" in line and not line.startswith("#"):
+        key, value = (x.strip() for x in line.split("=", 1))
+        rule[key] = value
+for rule in rules:
+    if set(rule) - {"name-glob", "action", "budget"}:
+        continue    # depends on the cgroup or uid
+    if fnmatch.fnmatchcase("memory-backend-memfd", rule.get("name-glob", "*")):
+        sys.exit(rule.get("action") != "keep")
+sys.exit(1)
+EOP
+	echo "ok - the shipped example keeps QEMU's guest RAM (memfd memory-backend-memfd)"
+else
+	echo "FAIL: no keep rule of examples/10-vms.conf matches QEMU's memory-backend-memfd"
+	failed=$((failed + 1))
+fi
+# --check also finds the cgroups the rules name, under $MFRD_CGROUP_ROOT.
+printf '[rule]\ncgroup-path = /machine.slice\naction = keep\n' >"$tmp/rules/12-libvirt.conf"
 expect "mfrd --check: a cgroup-path that does not exist exits 1" 1 \
 	"$mfrd" --config "$root/daemon/examples/mfrd.conf" --rules-dir "$tmp/rules" --check
-if grep -q "^$tmp/rules/10-vms.conf:[0-9]*: cgroup-path: /machine.slice: no such cgroup v2" "$tmp/out"; then
+if grep -q "^$tmp/rules/12-libvirt.conf:[0-9]*: cgroup-path: /machine.slice: no such cgroup v2" "$tmp/out"; then
 	echo "ok - mfrd --check names the rule with the missing cgroup"
 else
 	echo "FAIL: mfrd --check output for a missing cgroup"; cat "$tmp/out"; failed=$((failed + 1))
 fi
 mkdir "$tmp/cgroup/machine.slice"
+expect "mfrd --check: ... and passes once the cgroup exists" 0 \
+	"$mfrd" --config "$root/daemon/examples/mfrd.conf" --rules-dir "$tmp/rules" --check
+rm "$tmp/rules/12-libvirt.conf"
 printf '[rule]\nname-glob = scratch-*\naction = default\nbudget = 4\n' >"$tmp/rules/15-budget.conf"
 expect "mfrd --check: a budget on a default rule exits 1" 1 \
 	"$mfrd" --config "$root/daemon/examples/mfrd.conf" --rules-dir "$tmp/rules" --check
@@ -74,6 +110,42 @@ if grep -qx "$tmp/rules/20-bad.conf:1: rule has no action (keep or default)" "$t
 	echo "ok - mfrd --check prints FILE:LINE: message"
 else
 	echo "FAIL: mfrd --check output"; cat "$tmp/out"; failed=$((failed + 1))
+fi
+# One --check run reports every file: a bad mfrd.conf, a typo in one
+# rules file and a missing cgroup in another.
+printf 'watchdog = maybe\n' >"$tmp/bad-mfrd.conf"
+printf '[rule]\nacton = keep\n' >"$tmp/rules/13-typo.conf"
+printf '[rule]\naction = keep\ncgroup-path = /gone.slice\n' >"$tmp/rules/14-gone.conf"
+expect "mfrd --check: errors in three files exit 1" 1 \
+	"$mfrd" --config "$tmp/bad-mfrd.conf" --rules-dir "$tmp/rules" --check
+if grep -q "^$tmp/bad-mfrd.conf:1: watchdog:" "$tmp/out" &&
+	grep -q "^$tmp/rules/13-typo.conf:2: unknown key \"acton\"" "$tmp/out" &&
+	grep -q "^$tmp/rules/14-gone.conf:3: cgroup-path: /gone.slice: no such cgroup v2" "$tmp/out"; then
+	echo "ok - mfrd --check reports every file in one run, each at the key's own line"
+else
+	echo "FAIL: mfrd --check did not report every file"; cat "$tmp/out"; failed=$((failed + 1))
+fi
+rm "$tmp/rules/13-typo.conf" "$tmp/rules/14-gone.conf"
+# A FIFO as mfrd.conf: refused at once, no hang.
+mkfifo "$tmp/fifo.conf"
+expect "mfrd --check: a FIFO as mfrd.conf exits 1 at once" 1 \
+	timeout 20 "$mfrd" --config "$tmp/fifo.conf" --rules-dir "$tmp/rules" --check
+grep -q "fifo.conf: a FIFO: only a regular file is read" "$tmp/out" &&
+	echo "ok - ... saying it is a FIFO" || { echo "FAIL: FIFO message"; cat "$tmp/out"; failed=$((failed + 1)); }
+# The result must reach stdout: a write error is a failure.
+if [ -w /dev/full ]; then
+	rc=0
+	mkdir "$tmp/good-rules"
+	cp "$root/daemon/examples/10-vms.conf" "$tmp/good-rules/"
+	"$mfrd" --config "$root/daemon/examples/mfrd.conf" --rules-dir "$tmp/good-rules" --check \
+		>/dev/full 2>"$tmp/out" || rc=$?
+	if [ "$rc" = 1 ] && grep -q "cannot write the result" "$tmp/out"; then
+		echo "ok - mfrd --check > /dev/full exits 1"
+	else
+		echo "FAIL: mfrd --check > /dev/full: exit $rc"; cat "$tmp/out"; failed=$((failed + 1))
+	fi
+else
+	echo "FAIL: no /dev/full to test a write error with"; failed=$((failed + 1))
 fi
 expect "mfrd: an unknown option exits 2" 2 "$mfrd" --frobnicate
 expect "mfrd: a stray argument exits 2" 2 "$mfrd" extra

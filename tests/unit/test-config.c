@@ -5,6 +5,7 @@
  * load with any error returns nothing but the errors.
  */
 #include <unistd.h>
+#include <sys/stat.h>
 #include <linux/mfr.h>
 
 #include "mfrd-config.h"
@@ -135,7 +136,7 @@ static void test_config_bad(void)
 
 	/* A directory cannot be read as a file: an error, not a crash. */
 	static const char *const want_dir[] = {
-		"%s: read error: Is a directory",
+		"%s: a directory: only a regular file is read",
 		NULL,
 	};
 	CHECK(mfrd_config_load(unit_dir, &c, &e) == -1,
@@ -165,7 +166,7 @@ static void test_rules_good(void)
 		   "budget = 64\n"
 		   "\n"
 		   "[ rule ]\n"
-		   "name-glob = a#b # not a comment\n"
+		   "name-glob = a#b#c\n"
 		   "cgroup-id = 4242\n"
 		   "uid = 0\n"
 		   "action = keep\n"
@@ -186,8 +187,8 @@ static void test_rules_good(void)
 		      r.v[0].action == MFR_POLICY_KEEP && r.v[0].has_budget &&
 		      r.v[0].budget == 64, "rule 1 keep, budget 64, no uid");
 		CHECK(r.v[0].line == 2, "rule 1 from line 2");
-		CHECK_STR(r.v[1].name_glob, "a#b # not a comment",
-			  "rule 2 name-glob: # inside a value is kept");
+		CHECK_STR(r.v[1].name_glob, "a#b#c",
+			  "rule 2 name-glob: # inside a word is kept");
 		CHECK(!r.v[1].cgroup_path &&
 		      r.v[1].cgroup_id == 4242 && r.v[1].has_uid &&
 		      r.v[1].uid == 0 && r.v[1].has_budget &&
@@ -238,7 +239,7 @@ static void test_rules_bad(void)
 		"%s/bad-rules.conf:15: action: outside a [rule] section",
 		"%s/bad-rules.conf:17: name-glob: longer than 249 bytes",
 		"%s/bad-rules.conf:18: budget: \"-1\" is not a decimal number",
-		"%s/bad-rules.conf:19: uid: \"\" 0x10\"\" is not a decimal number",
+		"%s/bad-rules.conf:19: uid: \"\\x22 0x10\\x22\": values are not quoted, write it without the quotes",
 		"%s/bad-rules.conf:20: cgroup-id: 0 is out of range (1 to 18446744073709551615)",
 		"%s/bad-rules.conf:16: rule has no action (keep or default)",
 		NULL,
@@ -283,7 +284,7 @@ static void test_rules_bad(void)
 	static const char *const want_mixed[] = {
 		"%s/mixed.d/20-typo.conf:3: unknown key \"acton\"",
 		"%s/mixed.d/20-typo.conf:2: rule has no action (keep or default)",
-		"%s/mixed.d/30-dir.conf: not a regular file",
+		"%s/mixed.d/30-dir.conf: a directory: only a regular file is read",
 		NULL,
 	};
 	mkdir(d, 0755);
@@ -401,8 +402,8 @@ static void test_rules_module_limits(void)
 
 	/* cgroup-path must exist under the cgroup v2 root. */
 	static const char *const want_cgroup[] = {
-		"%s/limits.conf:4: cgroup-path: /no.slice: no such cgroup v2 (%s/cg/no.slice: No such file or directory)",
-		"%s/limits.conf:7: cgroup-path: /file: not a cgroup (%s/cg/file is not a directory)",
+		"%s/limits.conf:5: cgroup-path: /no.slice: no such cgroup v2 (%s/cg/no.slice: No such file or directory)",
+		"%s/limits.conf:8: cgroup-path: /file: not a cgroup (%s/cg/file is not a directory)",
 		NULL,
 	};
 	CHECK(mkdir(unit_path("cg"), 0755) == 0 &&
@@ -443,12 +444,186 @@ static void test_rules_module_limits(void)
 		char buf[8192];
 
 		snprintf(buf, sizeof(buf),
-			 "%s/limits.conf:4: cgroup-id: 1: no such cgroup v2 under %s/cg",
+			 "%s/limits.conf:5: cgroup-id: 1: no such cgroup v2 under %s/cg",
 			 unit_dir, unit_dir);
 		CHECK_STR(e.msgs[0], buf, "cgroup-id error");
 	}
 	mfrd_errors_free(&e);
 	mfrd_rules_free(&r);
+}
+
+/*
+ * Hostile or mistaken input: files that are no regular files, endless
+ * lines, binary junk, long and unprintable bad lines, and values written
+ * as in other formats.  Each is refused with a bounded, readable error.
+ */
+static void test_hostile_input(void)
+{
+	struct mfrd_config c = { 0 };
+	struct mfrd_rules r = { 0 };
+	struct mfrd_errors e = { 0 };
+	char p[4096], *junk;
+	FILE *f;
+
+	/* A FIFO would block the open, /dev/zero never end: not read. */
+	snprintf(p, sizeof(p), "%s", unit_path("fifo.conf"));
+	CHECK(mkfifo(p, 0600) == 0, "make a FIFO");
+	alarm(20);	/* a hang is a failure */
+	CHECK(mfrd_config_load(p, &c, &e) == -1 && e.n == 1 &&
+	      strstr(e.msgs[0], "fifo.conf: a FIFO: only a regular file is read"),
+	      "a FIFO as mfrd.conf: refused at once (%s)", e.n ? e.msgs[0] : "");
+	mfrd_errors_free(&e);
+	CHECK(mfrd_rules_load_file(p, &r, &e) == -1 && e.n == 1 &&
+	      strstr(e.msgs[0], "a FIFO: only a regular file is read"),
+	      "a FIFO as a rules file: refused at once");
+	mfrd_errors_free(&e);
+	CHECK(mfrd_config_load("/dev/zero", &c, &e) == -1 && e.n == 1 &&
+	      !strcmp(e.msgs[0], "/dev/zero: a character device: only a regular file is read"),
+	      "/dev/zero as mfrd.conf: refused");
+	mfrd_errors_free(&e);
+	alarm(0);
+
+	/* A 5 MB line: one short error, the next line still read. */
+	snprintf(p, sizeof(p), "%s", unit_path("long.conf"));
+	f = fopen(p, "w");
+	for (int i = 0; f && i < 5 * 1024 * 1024; i++)
+		fputc(i % 7 ? 'x' : '=', f);
+	fputs("\nwatchdog = maybe\n", f);
+	fclose(f);
+	CHECK(mfrd_config_load(p, &c, &e) == -1 && e.n == 2,
+	      "a 5 MB line and a bad value: two errors");
+	if (e.n == 2) {
+		char want[4096];
+
+		snprintf(want, sizeof(want), "%s/long.conf:1: line longer than %d bytes",
+			 unit_dir, MFRD_LINE_MAX);
+		CHECK_STR(e.msgs[0], want, "the long line, not echoed");
+		CHECK(strstr(e.msgs[1], "long.conf:2: watchdog:") != NULL,
+		      "the line after it is read");
+	}
+	mfrd_errors_free(&e);
+
+	/* A bad line is echoed escaped and cut. */
+	junk = malloc(2001);
+	memset(junk, 'j', 2000);
+	junk[0] = '\x01';
+	junk[1] = '"';
+	junk[2000] = '\0';
+	snprintf(p, sizeof(p), "%s", unit_path("junk.conf"));
+	f = fopen(p, "w");
+	fprintf(f, "%s\n", junk);
+	fclose(f);
+	free(junk);
+	CHECK(mfrd_config_load(p, &c, &e) == -1 && e.n == 1, "a 2000-byte bad line");
+	if (e.n == 1) {
+		char want[4096];
+
+		snprintf(want, sizeof(want),
+			 "%s/junk.conf:1: not a \"key = value\" line: \"\\x01\\x22%.62s...\"",
+			 unit_dir, "jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj");
+		CHECK_STR(e.msgs[0], want, "echoed escaped, cut after 64 bytes");
+	}
+	mfrd_errors_free(&e);
+
+	/* Binary junk: at most MFRD_FILE_ERRORS_MAX errors from one file. */
+	snprintf(p, sizeof(p), "%s", unit_path("binary.conf"));
+	f = fopen(p, "w");
+	for (int i = 0; f && i < 500; i++)
+		fprintf(f, "\x7f" "ELF%c%c\n", i % 2 ? 0 : 1, 2);
+	fclose(f);
+	CHECK(mfrd_rules_load_file(p, &r, &e) == -1 &&
+	      e.n == MFRD_FILE_ERRORS_MAX + 1,
+	      "500 bad lines: %d errors and one saying the rest is not read (%zu)",
+	      MFRD_FILE_ERRORS_MAX, e.n);
+	CHECK(e.n && strstr(e.msgs[e.n - 1], "binary.conf: 20 errors: the rest of the file is not read"),
+	      "... the last one names the file");
+	mfrd_errors_free(&e);
+
+	/* Many bad files: every file read, at most MFRD_ERRORS_MAX errors. */
+	char d[4096];
+
+	snprintf(d, sizeof(d), "%s", unit_path("many.d"));
+	mkdir(d, 0755);
+	for (int i = 0; i < 8; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "many.d/%02d.conf", i);
+		snprintf(p, sizeof(p), "%s", unit_path("%s", name));
+		f = fopen(p, "w");
+		for (int j = 0; f && j < 30; j++)
+			fputs("bad line\n", f);
+		fclose(f);
+	}
+	CHECK(mfrd_rules_load_dir(d, &r, &e) == -1 &&
+	      e.n == MFRD_ERRORS_MAX + 1,
+	      "8 bad files: %d errors and a count of the rest (%zu)",
+	      MFRD_ERRORS_MAX, e.n);
+	CHECK(e.n && !strcmp(e.msgs[e.n - 1], "68 more errors not shown (at most 100 are)"),
+	      "... 68 more not shown (8 files x 21 = 168)");
+	mfrd_errors_free(&e);
+
+	/* Values written as in other formats, and paths the kernel refuses. */
+	static const char *const want[] = {
+		"%s/values.conf:2: name-glob: \"\\x22qemu-*\\x22\": values are not quoted, write it without the quotes",
+		"%s/values.conf:3: name-glob: \"qemu-* # our VMs\": a comment goes on a line of its own (a '#' after a blank)",
+		"%s/values.conf:4: cgroup-path: \"/machine.slice/../system.slice\": no \".\" or \"..\" in a cgroup path (the kernel resolves none)",
+		"%s/values.conf:7: cgroup-path: \"/./machine.slice\": no \".\" or \"..\" in a cgroup path (the kernel resolves none)",
+		"%s/values.conf:8: action: \"keep\\x09# always\": a comment goes on a line of its own (a '#' after a blank)",
+		"%s/values.conf:6: rule has no action (keep or default)",
+		NULL,
+	};
+	snprintf(p, sizeof(p), "%s", unit_path("values.conf"));
+	unit_write(p,
+		   "[rule]\n"
+		   "name-glob = \"qemu-*\"\n"
+		   "name-glob = qemu-* # our VMs\n"
+		   "cgroup-path = /machine.slice/../system.slice\n"
+		   "action = keep\n"
+		   "[rule]\n"
+		   "cgroup-path = /./machine.slice\n"
+		   "action = keep\t# always\n", -1);
+	CHECK(mfrd_rules_load_file(p, &r, &e) == -1, "quoted, commented, dotted values fail");
+	check_errors(&e, want, "values of other formats");
+	mfrd_errors_free(&e);
+}
+
+/*
+ * "mfrd --check" of a directory: every file read, and the cgroups of the
+ * rules that parsed checked even when another file has errors.
+ */
+static void test_check_dir(void)
+{
+	struct mfrd_errors e = { 0 };
+	char d[4096], root[4096];
+	static const char *const want[] = {
+		"%s/check.d/10-typo.conf:2: unknown key \"acton\"",
+		"%s/check.d/10-typo.conf:1: rule has no action (keep or default)",
+		"%s/check.d/20-cgroup.conf:3: cgroup-path: /gone.slice: no such cgroup v2 (%s/cg2/gone.slice: No such file or directory)",
+		NULL,
+	};
+
+	snprintf(d, sizeof(d), "%s", unit_path("check.d"));
+	snprintf(root, sizeof(root), "%s", unit_path("cg2"));
+	mkdir(d, 0755);
+	mkdir(root, 0755);
+	unit_write(unit_path("check.d/10-typo.conf"), "[rule]\nacton = keep\n", -1);
+	unit_write(unit_path("check.d/20-cgroup.conf"),
+		   "[rule]\naction = keep\ncgroup-path = /gone.slice\n", -1);
+	CHECK(mfrd_rules_check_dir(d, root, &e) == -1 && e.n == 3,
+	      "check of a directory: the typo and the missing cgroup (%zu errors)", e.n);
+	for (size_t i = 0; i < 3 && i < e.n; i++) {
+		char buf[8192];
+
+		snprintf(buf, sizeof(buf), want[i], unit_dir, unit_dir);
+		CHECK_STR(e.msgs[i], buf, "check of a directory");
+	}
+	mfrd_errors_free(&e);
+	CHECK(mkdir(unit_path("cg2/gone.slice"), 0755) == 0 &&
+	      mfrd_rules_check_dir(d, root, &e) == -1 && e.n == 2,
+	      "once the cgroup exists: the typo alone");
+	mfrd_errors_free(&e);
+	CHECK(mfrd_cgroup2_root(unit_dir) == NULL,
+	      "a directory that is no cgroup2 mount is not the cgroup v2 root");
 }
 
 int main(void)
@@ -460,5 +635,7 @@ int main(void)
 	test_rules_bad();
 	test_rules_module_limits();
 	test_config_growth_keys();
+	test_hostile_input();
+	test_check_dir();
 	return check_exit_status();
 }

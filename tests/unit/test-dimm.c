@@ -46,8 +46,12 @@ static void device(uint16_t handle, uint16_t size, const char *locator,
 		put("", 1);
 }
 
-/* Type 20: [start_kb, end_kb] on device. */
-static void mapped(uint32_t start_kb, uint32_t end_kb, uint16_t dev)
+/*
+ * Type 20: [start_kb, end_kb] on device, at interleave position pos with
+ * data depth depth (0, 0: not interleaved; 0xff: unknown).
+ */
+static void mapped_at(uint32_t start_kb, uint32_t end_kb, uint16_t dev,
+		      uint8_t pos, uint8_t depth)
 {
 	uint8_t s[0x13] = { 20, 0x13, 0x40, 0 };
 
@@ -55,8 +59,15 @@ static void mapped(uint32_t start_kb, uint32_t end_kb, uint16_t dev)
 	memcpy(s + 8, &end_kb, 4);
 	s[0x0c] = dev & 0xff;
 	s[0x0d] = dev >> 8;
+	s[0x11] = pos;
+	s[0x12] = depth;
 	put(s, sizeof(s));
 	put("\0", 2);
+}
+
+static void mapped(uint32_t start_kb, uint32_t end_kb, uint16_t dev)
+{
+	mapped_at(start_kb, end_kb, dev, 0, 0);
 }
 
 static void end(void)
@@ -91,6 +102,45 @@ int main(void)
 	CHECK(mfrd_dimm_lookup(m, 0x1ffffffffULL, &d) == 0, "the last byte of 8 GiB");
 	CHECK_STR(d.label, "BANK 1/DIMM_B1", "is on DIMM_B1");
 	CHECK(mfrd_dimm_lookup(m, 0x200000000ULL, &d) == -1, "past 8 GiB: no DIMM");
+	mfrd_dimms_free(m);
+
+	/*
+	 * 2-way interleaved: both DIMMs map the same 8 GiB, positions 1 and
+	 * 2.  No address can be put on one of them.
+	 */
+	len = 0;
+	device(0x1100, 4096, "DIMM_A1", "BANK 0", "SN-A1", "PN-1");
+	device(0x1101, 4096, "DIMM_B1", "BANK 1", "SN-B1", "PN-1");
+	mapped_at(0, 8 * 1024 * 1024 - 1, 0x1100, 1, 1);
+	mapped_at(0, 8 * 1024 * 1024 - 1, 0x1101, 2, 1);
+	end();
+	m = mfrd_dimms_parse(table, len);
+	CHECK(m && mfrd_dimm_lookup(m, 0x12345000, &d) == -1,
+	      "2-way interleaved: unknown, not the first DIMM");
+	CHECK(m && mfrd_dimm_lookup(m, 0x1ffffffffULL, &d) == -1,
+	      "2-way interleaved: unknown at the end too");
+	mfrd_dimms_free(m);
+	/* Overlapping ranges of two devices, interleave fields zero. */
+	len = 0;
+	device(0x1100, 4096, "DIMM_A1", "BANK 0", "SN-A1", "PN-1");
+	device(0x1101, 4096, "DIMM_B1", "BANK 1", "SN-B1", "PN-1");
+	mapped(0, 8 * 1024 * 1024 - 1, 0x1100);
+	mapped(4 * 1024 * 1024, 8 * 1024 * 1024 - 1, 0x1101);
+	end();
+	m = mfrd_dimms_parse(table, len);
+	CHECK(m && mfrd_dimm_lookup(m, 0x12345000, &d) == 0 &&
+	      !strcmp(d.label, "BANK 0/DIMM_A1"), "one device's range alone: named");
+	CHECK(m && mfrd_dimm_lookup(m, 0x1ffffffffULL, &d) == -1,
+	      "in ranges of two devices: unknown");
+	mfrd_dimms_free(m);
+	/* Interleave unknown (0xff): unknown. */
+	len = 0;
+	device(0x1100, 4096, "DIMM_A1", "BANK 0", "SN-A1", "PN-1");
+	mapped_at(0, 4 * 1024 * 1024 - 1, 0x1100, 0xff, 0xff);
+	end();
+	m = mfrd_dimms_parse(table, len);
+	CHECK(m && mfrd_dimm_lookup(m, 0x1000, &d) == -1,
+	      "interleave position unknown: unknown");
 	mfrd_dimms_free(m);
 
 	/* No type 20: one populated device takes everything; two do not. */

@@ -37,10 +37,10 @@
 	"# HELP mfrd_store_errors_total Failed reads and writes of mfrd's store since mfrd started.\n" \
 	"# TYPE mfrd_store_errors_total counter\n"				\
 	"mfrd_store_errors_total " store_errors "\n"			\
-	"# HELP mfrd_store_recovered Whether mfrd moved a damaged or unwritable store aside at start.\n" \
+	"# HELP mfrd_store_recovered Whether a store incident (a damaged store moved aside, a store mfrd could not use) awaits \"mfrctl store ack\", or the store file is not in use.\n" \
 	"# TYPE mfrd_store_recovered gauge\n"				\
 	"mfrd_store_recovered " recovered "\n"				\
-	"# HELP mfrd_store_in_memory Whether mfrd keeps its records in memory only (no usable store file).\n" \
+	"# HELP mfrd_store_in_memory Whether mfrd keeps its records in memory (the store file cannot be used now; retried).\n" \
 	"# TYPE mfrd_store_in_memory gauge\n"				\
 	"mfrd_store_in_memory " in_memory "\n"				\
 	"# HELP mfrd_metrics_write_timestamp_seconds When mfrd wrote this file: a stale value means mfrd is not running.\n" \
@@ -114,9 +114,9 @@ static const char loaded_text[] =
 	"# HELP mfr_poisoned_pfns_earlier_boots Distinct poisoned pfns recorded in earlier boots.\n"
 	"# TYPE mfr_poisoned_pfns_earlier_boots gauge\n"
 	"mfr_poisoned_pfns_earlier_boots 17\n"
-	"# HELP mfr_offline_skipped_identity Pfns of earlier boots not offlined in this boot: their DIMM changed.\n"
-	"# TYPE mfr_offline_skipped_identity gauge\n"
-	"mfr_offline_skipped_identity 2\n"
+	"# HELP mfr_offline_dimm_changed Pfns of earlier boots recorded on another DIMM than the one at their address now (offlined all the same).\n"
+	"# TYPE mfr_offline_dimm_changed gauge\n"
+	"mfr_offline_dimm_changed 2\n"
 	DAEMON_TEXT("0.1.0", "1", "0", "1700000000.500", "1700000001.250",
 		    "2", EVENTS_TEXT("4", "5", "6", "7") ROWS_TEXT("8"),
 		    "3", "1", "0", "1700000002.125");
@@ -160,7 +160,7 @@ int main(void)
 		m.pages[s] = (uint64_t)s + 1;
 	m.has_pages = m.has_earlier_boot_pfns = true;
 	m.earlier_boot_pfns = 17;
-	m.offline_skipped = 2;
+	m.offline_dimm_changed = 2;
 	m.daemon_version = "0.1.0";
 	m.protected = true;
 	m.rules_pushed_time = 1700000000.5;

@@ -41,7 +41,7 @@ static struct mfrd_store *open_ok(const char *path, const char *boot)
 	struct mfrd_store *s = NULL;
 	char *err = NULL;
 
-	CHECK(mfrd_store_open(path, boot, &s, &err) == 0, "open %s", path);
+	CHECK(mfrd_store_open(path, boot, &s, &err, NULL) == 0, "open %s", path);
 	if (err) {
 		printf("#   %s\n", err);
 		free(err);
@@ -87,7 +87,7 @@ static void test_new_db(const char *path)
 		exit(1);
 	}
 	CHECK_STR(q("PRAGMA journal_mode"), "wal", "journal_mode");
-	CHECK_STR(q("PRAGMA user_version"), "2", "user_version");
+	CHECK_STR(q("PRAGMA user_version"), "3", "user_version");
 
 	CHECK(mfrd_store_has_page(s, page1.pfn) == 0, "pfn not known yet");
 	CHECK(mfrd_store_put_page(s, &page1, 1000) == 0, "put a page");
@@ -229,6 +229,7 @@ static void test_reopen(const char *path)
 
 static void test_migrations(void)
 {
+	enum mfrd_store_fault fault = MFRD_STORE_OK;
 	struct mfrd_store *s;
 	sqlite3 *db;
 	char *err = NULL;
@@ -265,7 +266,8 @@ static void test_migrations(void)
 	}
 	sqlite3_close(db);
 	s = open_ok(path, BOOT_A);
-	CHECK(mfrd_store_schema_version(s) == 2, "version 1 migrated to 2");
+	CHECK(mfrd_store_schema_version(s) == MFRD_STORE_SCHEMA_VERSION,
+	      "version 1 migrated to %d", MFRD_STORE_SCHEMA_VERSION);
 	struct mfrd_earlier *e = NULL;
 	size_t n = 0;
 	CHECK(mfrd_store_earlier(s, &e, &n) == 0 && n == 1 && e[0].pfn == 77 &&
@@ -281,9 +283,10 @@ static void test_migrations(void)
 		exit(1);
 	}
 	sqlite3_close(db);
-	CHECK(mfrd_store_open(path, BOOT_A, &s, &err) == -1,
+	CHECK(mfrd_store_open(path, BOOT_A, &s, &err, &fault) == -1,
 	      "a newer schema is refused");
-	CHECK_STR(err, "database schema version 99 is newer than this mfrd's (2)",
+	CHECK(fault == MFRD_STORE_NEWER, "... as a newer schema");
+	CHECK_STR(err, "database schema version 99 is newer than this mfrd's (3)",
 		  "its error");
 	free(err);
 
@@ -293,15 +296,17 @@ static void test_migrations(void)
 		   "that is long enough to fill the header page............"
 		   "..............................................\n", -1);
 	err = NULL;
-	CHECK(mfrd_store_open(path, BOOT_A, &s, &err) == -1 && err,
+	CHECK(mfrd_store_open(path, BOOT_A, &s, &err, &fault) == -1 && err,
 	      "a file that is no database is refused");
+	CHECK(fault == MFRD_STORE_CORRUPT, "... as damaged");
 	printf("#   %s\n", err ? err : "(no message)");
 	free(err);
 
 	path = unit_path("no/such/dir.db");
 	err = NULL;
-	CHECK(mfrd_store_open(path, BOOT_A, &s, &err) == -1 && err,
+	CHECK(mfrd_store_open(path, BOOT_A, &s, &err, &fault) == -1 && err,
 	      "a database in a missing directory is refused");
+	CHECK(fault == MFRD_STORE_UNAVAILABLE, "... as unavailable, not damaged");
 	printf("#   %s\n", err ? err : "(no message)");
 	free(err);
 }
@@ -312,13 +317,14 @@ static void test_migrations(void)
  */
 static void test_events_retention(void)
 {
+	enum mfrd_store_fault fault = MFRD_STORE_OK;
 	char path[4096];
 	struct mfrd_store *s;
 	char *err = NULL;
 	int64_t pages_before;
 
 	snprintf(path, sizeof(path), "%s", unit_path("retention.db"));
-	CHECK(mfrd_store_open(path, BOOT_A, &s, &err) == 0, "open %s", path);
+	CHECK(mfrd_store_open(path, BOOT_A, &s, &err, NULL) == 0, "open %s", path);
 	free(err);
 	struct mfrd_page p = { .pfn = 0x777 };
 	CHECK(mfrd_store_put_page(s, &p, 1) == 0, "a page record");
@@ -355,8 +361,9 @@ static void test_events_retention(void)
 	/* A truncated database does not open: mfrd moves it aside. */
 	CHECK(truncate(path, 1000) == 0, "truncate the file");
 	s = NULL;
-	CHECK(mfrd_store_open(path, BOOT_A, &s, &err) == -1 && err,
+	CHECK(mfrd_store_open(path, BOOT_A, &s, &err, &fault) == -1 && err,
 	      "a truncated store fails to open (%s)", err ? err : "");
+	CHECK(fault == MFRD_STORE_CORRUPT, "... as damaged");
 	free(err);
 }
 
@@ -380,7 +387,7 @@ static void test_identity(void)
 	size_t n = 0;
 
 	snprintf(path, sizeof(path), "%s", unit_path("identity.db"));
-	CHECK(mfrd_store_open(path, BOOT_A, &s, &err) == 0, "open");
+	CHECK(mfrd_store_open(path, BOOT_A, &s, &err, NULL) == 0, "open");
 	for (uint64_t pfn = 0x100; pfn <= 0x101; pfn++) {
 		struct mfrd_page p = { .pfn = pfn };
 
@@ -392,7 +399,7 @@ static void test_identity(void)
 	CHECK(mfrd_store_identify_pages(s, fake_identify, NULL) == 0,
 	      "... once: nothing left to identify");
 	mfrd_store_close(s);
-	CHECK(mfrd_store_open(path, BOOT_B, &s, &err) == 0, "open in the next boot");
+	CHECK(mfrd_store_open(path, BOOT_B, &s, &err, NULL) == 0, "open in the next boot");
 	CHECK(mfrd_store_earlier(s, &e, &n) == 0 && n == 2, "two earlier pfns");
 	CHECK(n == 2 && e[0].pfn == 0x100 && e[0].dimm && !strcmp(e[0].dimm, "BANK 0/DIMM_A1") &&
 	      e[0].dimm_id && !strcmp(e[0].dimm_id, "locator=BANK 0/DIMM_A1 serial=SN-A1"),
@@ -412,6 +419,29 @@ static void test_identity(void)
 	mfrd_store_close(s);
 }
 
+/* Store incidents stay until acknowledged. */
+static void test_incidents(void)
+{
+	struct mfrd_store *s = open_ok(unit_path("incidents.db"), BOOT_A);
+
+	CHECK(mfrd_store_unacked_incidents(s) == 0, "no incident in a new store");
+	CHECK(mfrd_store_add_incident(s, 5, "corrupt", "malformed",
+				      "/x/mfrd.db.broken-1", 3) == 0 &&
+	      mfrd_store_add_incident(s, 6, "unavailable", "locked", NULL, -1) == 0,
+	      "two incidents recorded");
+	CHECK(mfrd_store_unacked_incidents(s) == 2, "both unacknowledged");
+	mfrd_store_close(s);
+	s = open_ok(unit_path("incidents.db"), BOOT_B);
+	CHECK(mfrd_store_unacked_incidents(s) == 2, "... after a restart too");
+	sqlite3 *db;
+	CHECK(sqlite3_open(unit_path("incidents.db"), &db) == SQLITE_OK &&
+	      sqlite3_exec(db, "UPDATE store_incidents SET acked_usec = 7", NULL,
+			   NULL, NULL) == SQLITE_OK, "acknowledged (as mfrctl store ack)");
+	sqlite3_close(db);
+	CHECK(mfrd_store_unacked_incidents(s) == 0, "none left once acknowledged");
+	mfrd_store_close(s);
+}
+
 int main(void)
 {
 	char path[4096];
@@ -424,5 +454,6 @@ int main(void)
 	test_migrations();
 	test_events_retention();
 	test_identity();
+	test_incidents();
 	return check_exit_status();
 }

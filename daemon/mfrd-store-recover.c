@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Opening mfrd's store, and recovering when it does not open.  The file
+ * holds the only record of the pages that failed in earlier boots, which
+ * boot offlining keeps out of service: it is never replaced unless SQLite
+ * says it is damaged, and even then its readable pages are kept.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mfrd-store-recover.h"
+
+const char *mfrd_store_fault_name(enum mfrd_store_fault fault)
+{
+	switch (fault) {
+	case MFRD_STORE_OK:
+		return "ok";
+	case MFRD_STORE_CORRUPT:
+		return "corrupt";
+	case MFRD_STORE_NEWER:
+		return "newer schema";
+	case MFRD_STORE_UNAVAILABLE:
+		break;
+	}
+	return "unavailable";
+}
+
+/* Move path (and its WAL and shared-memory files) to path.broken-TIME. */
+static int move_aside(const char *path, char **to)
+{
+	static const char *const suffixes[] = { "", "-wal", "-shm" };
+	char stamp[32], *from, *dest;
+	time_t now = time(NULL);
+	struct tm tm;
+	int ret = 0;
+
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", gmtime_r(&now, &tm));
+	if (asprintf(to, "%s.broken-%s", path, stamp) < 0)
+		abort();
+	for (size_t i = 0; i < 3; i++) {
+		if (asprintf(&from, "%s%s", path, suffixes[i]) < 0 ||
+		    asprintf(&dest, "%s%s", *to, suffixes[i]) < 0)
+			abort();
+		/* The database first: without it the others are nothing. */
+		if (rename(from, dest) && errno != ENOENT && !ret)
+			ret = -errno;
+		free(from);
+		free(dest);
+		if (ret && i == 0)
+			break;
+	}
+	return ret;
+}
+
+/* A damaged file: aside, a fresh store, its readable pages salvaged. */
+static int replace_damaged(const char *path, const char *boot_id,
+			   struct mfrd_store **sp,
+			   struct mfrd_store_recovery *r)
+{
+	char *moved, *err = NULL;
+	int ret;
+
+	ret = move_aside(path, &moved);
+	if (ret) {
+		if (asprintf(&r->move_error, "cannot move it to %s: %s", moved,
+			     strerror(-ret)) < 0)
+			abort();
+		free(moved);
+		return -1;
+	}
+	r->moved_to = moved;
+	if (mfrd_store_open(path, boot_id, sp, &err, NULL)) {
+		/* The damaged file stays aside; the pages are read from it. */
+		r->move_error = err;
+		return -1;
+	}
+	r->copied = mfrd_store_copy_pages(*sp, moved);
+	return 0;
+}
+
+int mfrd_store_open_or_recover(const char *path, const char *boot_id,
+			       struct mfrd_store **sp,
+			       struct mfrd_store_recovery *r)
+{
+	const char *source = path;
+	char *err = NULL;
+
+	memset(r, 0, sizeof(*r));
+	if (!mfrd_store_open(path, boot_id, sp, &r->error, &r->fault))
+		return 0;
+	if (r->fault == MFRD_STORE_CORRUPT &&
+	    !replace_damaged(path, boot_id, sp, r))
+		return 0;
+	if (r->moved_to)
+		source = r->moved_to;
+	if (mfrd_store_open(MFRD_STORE_IN_MEMORY, boot_id, sp, &err, NULL)) {
+		free(r->error);
+		r->error = err;
+		return -1;
+	}
+	r->in_memory = true;
+	r->copied = mfrd_store_copy_pages(*sp, source);
+	return 0;
+}
+
+void mfrd_store_recovery_free(struct mfrd_store_recovery *r)
+{
+	free(r->error);
+	free(r->moved_to);
+	free(r->move_error);
+	memset(r, 0, sizeof(*r));
+}
