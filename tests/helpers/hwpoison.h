@@ -40,6 +40,7 @@ struct sigbus_record {
 
 static __thread sigjmp_buf sigbus_env;
 static __thread struct sigbus_record sigbus_last;
+static __thread volatile sig_atomic_t sigbus_no_jump;
 
 static void sigbus_handler(int sig, siginfo_t *si, void *uc)
 {
@@ -49,7 +50,8 @@ static void sigbus_handler(int sig, siginfo_t *si, void *uc)
 	sigbus_last.code = si->si_code;
 	sigbus_last.addr = si->si_addr;
 	sigbus_last.lsb = si->si_addr_lsb;
-	siglongjmp(sigbus_env, 1);
+	if (!sigbus_no_jump)
+		siglongjmp(sigbus_env, 1);
 }
 
 static inline void sigbus_install(void)
@@ -67,6 +69,20 @@ static inline void sigbus_install(void)
 		if (!sigsetjmp(sigbus_env, 1)) {			\
 			stmt;						\
 		}							\
+		(rec) = sigbus_last;					\
+	} while (0)
+
+/*
+ * Run a system call that raises SIGBUS on its way back to user space
+ * (MADV_HWPOISON): the handler returns instead of jumping, so that the
+ * call's return value and errno are kept.
+ */
+#define SIGBUS_SYSCALL(rec, stmt)					\
+	do {								\
+		sigbus_last.got = 0;					\
+		sigbus_no_jump = 1;					\
+		stmt;							\
+		sigbus_no_jump = 0;					\
 		(rec) = sigbus_last;					\
 	} while (0)
 

@@ -91,7 +91,7 @@ static void *madvise_thread(void *p)
 	int rc = 0;
 
 	errno = 0;
-	SIGBUS_TRY(a->rec, rc = madvise(a->addr, 4096, MADV_HWPOISON));
+	SIGBUS_SYSCALL(a->rec, rc = madvise(a->addr, 4096, MADV_HWPOISON));
 	a->err = rc ? errno : 0;
 	return NULL;
 }

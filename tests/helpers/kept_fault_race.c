@@ -122,7 +122,7 @@ static void *poison_thread(void *addr)
 {
 	struct sigbus_record rec;
 
-	SIGBUS_TRY(rec, madvise(addr, 4096, MADV_HWPOISON));
+	SIGBUS_SYSCALL(rec, madvise(addr, 4096, MADV_HWPOISON));
 	return (void *)(long)(rec.got && rec.lsb == 12);
 }
 

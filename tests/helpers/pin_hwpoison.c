@@ -25,7 +25,7 @@ static void *poison_thread(void *addr)
 	struct sigbus_record rec;
 	int rc = 0;
 
-	SIGBUS_TRY(rec, rc = madvise(addr, 4096, MADV_HWPOISON));
+	SIGBUS_SYSCALL(rec, rc = madvise(addr, 4096, MADV_HWPOISON));
 	poison_errno = rc ? errno : 0;
 	return (void *)(long)(rec.got && rec.lsb == 12);
 }
