@@ -11,6 +11,11 @@ movable=$(awk '/^Node .* zone +Movable/ { m = 1; next } /^Node/ { m = 0 }
 check "ZONE_MOVABLE has memory in this boot ($movable pages, movablecore=)" test "$movable" -gt 0
 pool=$(hugepages_dir 2M)/nr_hugepages
 n=$(cat "$pool")
+# Eight for the memfd, one to migrate into, a few spare; new pool pages
+# come from ZONE_MOVABLE first.
+echo $((n + 12)) >"$pool"
+free=$(cat "$(hugepages_dir 2M)/free_hugepages")
+check "at least 9 free 2 MiB pages ($free)" test "$free" -ge 9
 check "kept_offline" "$MFR_ROOT/build/helpers/kept_offline"
 check "pool counters agree" pool_consistent
 echo "$n" >"$pool"
