@@ -122,6 +122,9 @@ static void format(FILE *f, const struct mfrd_metrics *m)
 	header(f, "mfrd_waiting_for_module", "gauge",
 	       "Whether mfrd waits for the mfr module to be loaded.");
 	fprintf(f, "mfrd_waiting_for_module %d\n", m->waiting_for_module);
+	header(f, "mfrd_ready_unprotected", "gauge",
+	       "Whether mfrd told systemd it is ready while its rules are not in the module (ready_timeout passed, ready_without_module, or the module went away): units ordered after mfrd run unprotected.");
+	fprintf(f, "mfrd_ready_unprotected %d\n", m->ready_unprotected);
 	header(f, "mfrd_rules_pushed_timestamp_seconds", "gauge",
 	       "When the rules were last pushed to the module (0: never).");
 	fprintf(f, "mfrd_rules_pushed_timestamp_seconds %.3f\n",

@@ -35,6 +35,7 @@ struct mfrd_metrics {
 	const char *daemon_version;
 	bool protected;			/* rules in the module */
 	bool waiting_for_module;
+	bool ready_unprotected;		/* READY=1 sent, rules not in the module */
 	uint64_t store_errors;		/* failed store reads and writes */
 	bool store_recovered;		/* a store incident is not acknowledged */
 	bool store_in_memory;		/* the store file is not usable now */

@@ -61,23 +61,34 @@ static void log_refusal(struct mfrd *d, const struct mfrd_rules *rules,
 {
 	const struct mfr_genl_error *e = mfr_genl_last_error(d->req);
 	const struct mfrd_rule *r = NULL;
-	char *why = mfrd_genl_error_text(d->req, err);
+	char *why = mfrd_genl_error_text(d->req, err), *text;
 	struct mfrd_log *l;
+	bool known;
 
 	if (e->errnum == -err && e->offset)
 		r = rule_at(rules, start, e->offset);
-	l = mfrd_log_new(LOG_ERR, MFRD_MSGID_CONFIG_REJECTED);
+	if (r) {
+		if (asprintf(&text, "%s:%u: rule refused by mfr.ko: %s; the previous rules stay",
+			     r->file, r->line, why) < 0)
+			abort();
+	} else if (asprintf(&text, "rules refused by mfr.ko: %s; the previous rules stay",
+			    why) < 0) {
+		abort();
+	}
+	/* A retry refused as before is not news: debug only. */
+	known = d->rules_retrying && d->rules_refusal &&
+		!strcmp(d->rules_refusal, text);
+	l = mfrd_log_new(known ? LOG_DEBUG : LOG_ERR,
+			 MFRD_MSGID_CONFIG_REJECTED);
 	mfrd_log_field(l, "MFR_RULES_KEPT", "%s", "previous");
 	if (r) {
 		mfrd_log_field(l, "CODE_FILE", "%s", r->file);
 		mfrd_log_field(l, "CODE_LINE", "%u", r->line);
-		mfrd_log_message(l, "%s:%u: rule refused by mfr.ko: %s; the previous rules stay",
-				 r->file, r->line, why);
-	} else {
-		mfrd_log_message(l, "rules refused by mfr.ko: %s; the previous rules stay",
-				 why);
 	}
+	mfrd_log_message(l, "%s", text);
 	mfrd_log_send(l);
+	free(d->rules_refusal);
+	d->rules_refusal = text;
 	if (d->reload_error) {
 		free(*d->reload_error);
 		if (r) {

@@ -204,14 +204,104 @@ static void apply_log_limits(const struct mfrd_config *cfg)
 			       cfg->log_rate_limit_interval * 1000000ULL);
 }
 
+/* Why memfds are not protected now, or NULL if they are. */
+static const char *unprotected_reason(const struct mfrd *d)
+{
+	if (!d->connected)
+		return "mfr.ko is not loaded (a kernel without the mfr hooks, or the module not loaded yet)";
+	if (d->rules_refused)
+		return "mfr.ko refused the rules (the journal names the rule; retried every metrics_interval)";
+	return NULL;
+}
+
 void mfrd_ready_if_protected(struct mfrd *d)
 {
-	if (d->ready_sent)
+	if (d->ready_sent) {
+		if (d->ready_degraded && !unprotected_reason(d)) {
+			d->ready_degraded = false;
+			mfrd_logf(LOG_NOTICE, MFRD_MSGID_READY_UNPROTECTED,
+				  "protected now: the %zu rules are in mfr.ko",
+				  d->rules.n);
+			mfrd_report_soon(d);
+		}
 		return;
-	if (!(d->connected && !d->rules_refused) && !d->cfg.ready_without_module)
+	}
+	if (unprotected_reason(d) && !d->cfg.ready_without_module)
 		return;
 	d->ready_sent = true;
 	mfrd_report_status(d, "READY=1");
+}
+
+/*
+ * READY=1 after ready_timeout even without protection: units ordered
+ * after mfrd.service (VMs) must not wait forever for a module that a
+ * fallback kernel lacks or for a rule that is refused, and neither must
+ * "apt upgrade" nor a reload queued behind the start job.  Loudly: a
+ * warning, STATUS and mfrd_ready_unprotected say the host is not
+ * protected, until it is.
+ */
+static void ready_unprotected(struct mfrd *d, unsigned int timeout,
+			      const char *why)
+{
+	struct mfrd_log *l = mfrd_log_new(LOG_WARNING,
+					  MFRD_MSGID_READY_UNPROTECTED);
+
+	mfrd_log_field(l, "MFR_READY_TIMEOUT", "%u", timeout);
+	mfrd_log_field(l, "MFR_UNPROTECTED_REASON", "%s", why);
+	mfrd_log_message(l, "host NOT protected after %u s (ready_timeout): %s; READY=1 sent all the same so that units ordered after mfrd.service start, their HugeTLB memfds unprotected until this is fixed",
+			 timeout, why);
+	mfrd_log_send(l);
+	d->ready_sent = true;
+	d->ready_degraded = true;
+}
+
+static int on_ready_timeout(sd_event_source *s, uint64_t usec, void *arg)
+{
+	struct mfrd *d = arg;
+	const char *why = unprotected_reason(d);
+
+	(void)s;
+	(void)usec;
+	if (d->ready_sent || !why)
+		return 0;
+	ready_unprotected(d, d->cfg.ready_timeout, why);
+	mfrd_report_status(d, "READY=1");
+	mfrd_report_soon(d);
+	return 0;
+}
+
+/* ready_timeout counts from the start of the process. */
+static int arm_ready_timeout(struct mfrd *d, int64_t started)
+{
+	if (d->ready_sent || !d->cfg.ready_timeout)
+		return 0;
+	return sd_event_add_time(d->event, &d->ready_timer, CLOCK_MONOTONIC,
+				 (uint64_t)started +
+				 d->cfg.ready_timeout * 1000000ULL,
+				 0, on_ready_timeout, d);
+}
+
+void mfrd_rules_retry(struct mfrd *d)
+{
+	int ret;
+
+	if (!d->connected || !d->rules_refused)
+		return;
+	d->rules_retrying = true;
+	ret = mfrd_rules_push(d, &d->rules);
+	d->rules_retrying = false;
+	if (ret)
+		return;
+	d->rules_refused = false;
+	free(d->rules_refusal);
+	d->rules_refusal = NULL;
+	mfrd_logf(LOG_NOTICE, MFRD_MSGID_CONFIG_REJECTED,
+		  "the rules refused earlier are accepted now: %zu rules in mfr.ko",
+		  d->rules.n);
+	/* Our rule-replace moved the generation: re-base. */
+	d->need_reconcile = mfrd_reconcile(d, "rules pushed") < 0;
+	mfrd_ready_if_protected(d);
+	mfrd_report_soon(d);
 }
 
 void mfrd_fail(struct mfrd *d)
@@ -331,6 +421,8 @@ static bool reload(struct mfrd *d, char **why)
 	}
 	if (d->connected) {
 		d->rules_refused = false;
+		free(d->rules_refusal);
+		d->rules_refusal = NULL;
 		/* Our rule-add and rule-del moved the generation: re-base. */
 		ret = mfrd_reconcile(d, "rules pushed");
 		d->need_reconcile = ret < 0;
@@ -382,8 +474,7 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si,
 	free(why);
 	if (d->ready_sent)
 		mfrd_report_status(d, "READY=1");
-	else
-		mfrd_ready_if_protected(d);
+	mfrd_ready_if_protected(d);
 	return 0;
 }
 
@@ -687,6 +778,8 @@ static int check_only(struct mfrd *d)
 static int wait_for_settings(struct mfrd *d, struct mfrd_errors *errs)
 {
 	const struct timespec retry = { CONFIG_RETRY_SEC, 0 };
+	int64_t ready_at = now_monotonic_usec() +
+			   MFRD_READY_TIMEOUT_DEFAULT * 1000000LL;
 	char *last = NULL, *now;
 	siginfo_t si;
 	sigset_t mask;
@@ -699,10 +792,18 @@ static int wait_for_settings(struct mfrd *d, struct mfrd_errors *errs)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	for (;;) {
 		now = join_errors(errs);
-		if (!last || strcmp(now, last)) {
+		if (!last || strcmp(now, last))
 			log_config_errors(errs, LOG_ERR,
 					  "not starting until it is fixed: mfr.ko keeps the rules it has, no page of an earlier boot is offlined; the files are read again every " CONFIG_RETRY_TEXT " and on \"systemctl reload mfrd\"");
-			sd_notifyf(0, "STATUS=configuration refused (%zu error%s, see the journal): not started, waiting for a fix",
+		if (!last || strcmp(now, last) ||
+		    (!d->ready_sent && now_monotonic_usec() >= ready_at)) {
+			/* Bounded like ready_timeout, which is unread yet. */
+			if (!d->ready_sent && now_monotonic_usec() >= ready_at)
+				ready_unprotected(d, MFRD_READY_TIMEOUT_DEFAULT,
+						  "the configuration is refused: mfrd has not started (mfr.ko keeps whatever rules it has)");
+			sd_notifyf(0, "%sSTATUS=%sconfiguration refused (%zu error%s, see the journal): not started, waiting for a fix",
+				   d->ready_sent ? "READY=1\n" : "",
+				   d->ready_sent ? "DEGRADED, host NOT protected by mfrd: " : "",
 				   errs->n, errs->n == 1 ? "" : "s");
 		}
 		free(last);
@@ -881,6 +982,8 @@ static void cleanup(struct mfrd *d)
 	free(d->store_moved_to);
 	free(d->store_path);
 	sd_event_source_unref(d->store_retry_src);
+	sd_event_source_unref(d->ready_timer);
+	free(d->rules_refusal);
 	mfrd_dimms_free(d->dimms);
 	sd_event_unref(d->event);
 }
@@ -893,6 +996,7 @@ int main(int argc, char **argv)
 	};
 	struct mfrd_errors errs = { 0 };
 	bool check = false, reload_opt = false;
+	int64_t started = now_monotonic_usec();
 	int ret;
 
 	ret = parse_args(&d, argc, argv, &check, &reload_opt);
@@ -951,9 +1055,22 @@ int main(int argc, char **argv)
 		  d.store_in_memory ? " (store in memory only)" : "");
 	mfrd_report_soon(&d);
 	mfrd_ready_if_protected(&d);
-	if (!d.ready_sent)
-		mfrd_logf(LOG_NOTICE, NULL,
-			  "not READY until the rules are in mfr.ko (ready_without_module = no)");
+	if (!d.ready_sent) {
+		ret = arm_ready_timeout(&d, started);
+		if (ret < 0) {
+			mfrd_logf(LOG_ERR, NULL, "cannot set the ready timeout: %s",
+				  strerror(-ret));
+			ret = EXIT_FAILURE;
+			goto out;
+		}
+		if (d.cfg.ready_timeout)
+			mfrd_logf(LOG_NOTICE, NULL,
+				  "not READY until the rules are in mfr.ko, for %u s at most (ready_timeout)",
+				  d.cfg.ready_timeout);
+		else
+			mfrd_logf(LOG_NOTICE, NULL,
+				  "not READY until the rules are in mfr.ko, however long that takes (ready_timeout = 0)");
+	}
 
 	ret = sd_event_loop(d.event);
 	if (ret < 0) {

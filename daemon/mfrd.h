@@ -58,6 +58,10 @@ struct mfrd {
 	/* Protection: the rules are in the module, READY=1 was sent. */
 	int64_t rules_pushed_usec;	/* last successful push, 0: never */
 	bool ready_sent;
+	bool ready_degraded;		/* ... by ready_timeout, unprotected */
+	sd_event_source *ready_timer;	/* ready_timeout after the start */
+	bool rules_retrying;		/* a retry: a known refusal is quiet */
+	char *rules_refusal;		/* the last refusal logged */
 
 	char boot_id[64];
 	struct mfrd_store *store;
@@ -130,8 +134,14 @@ void mfrd_identify_pages(struct mfrd *d);
 /* Retention of the events log, as mfrd.conf says. */
 void mfrd_prune_events(struct mfrd *d);
 
-/* Send READY=1 once protected (or as mfrd.conf allows, before). */
+/*
+ * Send READY=1 once protected (or as mfrd.conf allows, before); once
+ * protected after a READY=1 without it, say so.
+ */
 void mfrd_ready_if_protected(struct mfrd *d);
+
+/* The rules refused at connect or on a retry: push them again. */
+void mfrd_rules_retry(struct mfrd *d);
 
 /* CLOCK_REALTIME microseconds, as the store keeps times. */
 int64_t mfrd_now_usec(void);

@@ -7,7 +7,9 @@
 #   directory) is left as it is, its earlier pfns still counted, and the
 #   metric stays set, across restarts, until "mfrctl store ack";
 # - not READY without the module, unless ready_without_module = yes, and
-#   the metrics say it waits;
+#   the metrics say it waits; READY after ready_timeout all the same
+#   (a configuration error too), with a degraded STATUS, a warning and
+#   mfrd_ready_unprotected 1;
 # - a configuration error at start makes mfrd wait for a fix, logging
 #   its errors once, not exit into a restart loop;
 # - "mfrd --reload PID" (the unit's ExecReload) waits for the outcome:
@@ -25,6 +27,7 @@ tmp=$(mktemp -d)
 pid=
 cleanup() {
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	[ -n "${listener:-}" ] && kill "$listener" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -266,6 +269,58 @@ fi
 kill "$pid"; wait "$pid" || true; pid=
 kill "$listener" 2>/dev/null || true
 
+# ready_timeout: without the module, READY=1 after the bound all the
+# same (VMs ordered after mfrd.service start), loudly not protected.
+grep -v '^ready_without_module' "$tmp/mfrd.conf" >"$tmp/bounded.conf"
+sed -i "s|^metrics_file = .*|metrics_file = $tmp/bounded.prom|" "$tmp/bounded.conf"
+echo 'ready_timeout = 3' >>"$tmp/bounded.conf"
+python3 - "$tmp/notify3" >"$tmp/notify3.log" <<'EOP2' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+t0 = time.monotonic()
+while True:
+    m = s.recv(4096).decode().replace("\n", " | ")
+    print("%.1f %s" % (time.monotonic() - t0, m), flush=True)
+EOP2
+listener=$!
+wait_for 10 test -S "$tmp/notify3"
+NOTIFY_SOCKET=$tmp/notify3 "$mfrd" --config "$tmp/bounded.conf" --rules-dir "$tmp/rules" \
+	>"$tmp/bounded.log" 2>&1 &
+pid=$!
+sleep 1.5
+if grep -q 'STATUS=waiting for mfr.ko' "$tmp/notify3.log" && ! grep -q 'READY=1' "$tmp/notify3.log"; then
+	ok "ready_timeout = 3: no READY=1 before the bound"
+else
+	fail "ready_timeout: early notify messages: $(cat "$tmp/notify3.log")"
+fi
+if wait_for 10 grep -q 'READY=1 | STATUS=DEGRADED, host NOT protected.*waiting for mfr.ko' "$tmp/notify3.log"; then
+	ok "ready_timeout = 3: READY=1 after it, STATUS says DEGRADED, host NOT protected"
+else
+	fail "ready_timeout: no degraded READY=1: $(cat "$tmp/notify3.log")"
+fi
+grep -q 'host NOT protected after 3 s (ready_timeout): mfr.ko is not loaded' "$tmp/bounded.log" &&
+	grep -q 'MFR_READY_TIMEOUT=3 ' "$tmp/bounded.log" &&
+	ok "ready_timeout: a warning says why the host is not protected" ||
+	{ fail "ready_timeout: no warning"; cat "$tmp/bounded.log"; }
+wait_for 10 grep -qs '^mfrd_ready_unprotected 1$' "$tmp/bounded.prom" &&
+	grep -q '^mfrd_protected 0$' "$tmp/bounded.prom" &&
+	ok "ready_timeout: metric mfrd_ready_unprotected 1" ||
+	fail "ready_timeout: metrics: $(grep -E 'ready|protected' "$tmp/bounded.prom" 2>&1)"
+sleep 1.5
+[ "$(grep -c 'host NOT protected after' "$tmp/bounded.log")" = 1 ] &&
+	ok "ready_timeout: warned once" || fail "ready_timeout: warned $(grep -c 'host NOT protected after' "$tmp/bounded.log") times"
+# A reload is answered at once (systemd would no longer queue it behind
+# a start job), and keeps the degraded state visible.
+rc=0
+timeout 10 "$mfrd" --reload "$pid" >"$tmp/reload3.out" 2>&1 || rc=$?
+ready_after_reload() { tr -d '\n' <"$tmp/notify3.log" | grep -q 'RELOADING=1.*READY=1 | STATUS=DEGRADED'; }
+[ "$rc" = 0 ] && wait_for 5 ready_after_reload &&
+	ok "ready_timeout: a reload after the degraded READY=1 succeeds, still DEGRADED" ||
+	{ fail "ready_timeout: reload exit $rc: $(cat "$tmp/reload3.out")"; cat "$tmp/notify3.log"; }
+kill "$pid"; wait "$pid" || true; pid=
+kill "$listener" 2>/dev/null || true
+
 # SIGTERM: mfrd stops with status 0, without an ASan or UBSan report.
 stop_mfrd() { # WHAT LOG
 	local rc=0
@@ -438,7 +493,16 @@ kill "$pid"; wait "$pid" || true; pid=
 mkdir -p "$tmp/rules-bad"
 printf '[rule]\nname-glob = guest-ram*\nacton = keep\n' >"$tmp/rules-bad/10-vms.conf"
 sed -i 's/^offline_recorded_pfns = yes$/offline_recorded_pfns = no/' "$tmp/mfrd.conf"
-"$mfrd" --config "$tmp/mfrd.conf" --rules-dir "$tmp/rules-bad" >"$tmp/log4" 2>&1 &
+python3 - "$tmp/notify4" >"$tmp/notify4.log" <<'EOP2' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+while True:
+    print(s.recv(4096).decode().replace("\n", " | "), flush=True)
+EOP2
+listener=$!
+wait_for 10 test -S "$tmp/notify4"
+NOTIFY_SOCKET=$tmp/notify4 "$mfrd" --config "$tmp/mfrd.conf" --rules-dir "$tmp/rules-bad" >"$tmp/log4" 2>&1 &
 pid=$!
 sleep 7	# past the first re-read (every 5 s)
 if kill -0 "$pid" 2>/dev/null; then
@@ -455,6 +519,15 @@ rc=0
 [ "$rc" = 1 ] && grep -q '10-vms.conf:3: unknown key "acton"' "$tmp/reload4.out" &&
 	ok "mfrd --reload while waiting: exit 1 with the errors" ||
 	{ fail "mfrd --reload while waiting: exit $rc"; cat "$tmp/reload4.out"; }
+# The wait for a fix is bounded like ready_timeout (its default, 30 s:
+# the file that would set it is refused): READY=1, loudly degraded.
+if wait_for 40 grep -q 'READY=1 | STATUS=DEGRADED, host NOT protected by mfrd: configuration refused' "$tmp/notify4.log"; then
+	ok "a configuration error at start: READY=1 after 30 s all the same, STATUS DEGRADED"
+else
+	fail "a configuration error at start: no bounded READY=1: $(cat "$tmp/notify4.log")"
+fi
+grep -q 'host NOT protected after 30 s (ready_timeout): the configuration is refused' "$tmp/log4" &&
+	ok "... with a warning saying why" || { fail "no warning of the degraded READY=1"; cat "$tmp/log4"; }
 printf '[rule]\nname-glob = guest-ram*\naction = keep\n' >"$tmp/rules-bad/10-vms.conf"
 if wait_for 15 grep -q 'configuration fixed: starting' "$tmp/log4" &&
 	wait_for 15 grep -q '^mfrd: started: 1 rules' "$tmp/log4"; then
@@ -463,6 +536,7 @@ else
 	fail "mfrd did not start after the fix"; cat "$tmp/log4"
 fi
 stop_mfrd "log4" "$tmp/log4"
+kill "$listener" 2>/dev/null || true
 
 [ "$failed" = 0 ] && echo "all mfrd daemon checks passed"
 [ "$failed" = 0 ]
