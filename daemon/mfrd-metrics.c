@@ -111,6 +111,14 @@ static void format(FILE *f, const struct mfrd_metrics *m)
 		fprintf(f, "mfr_offline_dimm_changed %u\n",
 			m->offline_dimm_changed);
 	}
+	/* Known even when the store's earlier pfns are not: always written. */
+	header(f, "mfr_offline_failed", "gauge",
+	       "Pfns of earlier boots that boot offlining could not hard-offline (retried at mfrd's next start).");
+	fprintf(f, "mfr_offline_failed %u\n", m->offline_failed);
+	header(f, "mfr_poisoned_pages_recorded_total", "counter",
+	       "Poisoned pages mfrd recorded for the first time since it started (events and dumps; a restart or a reboot starts from 0).");
+	fprintf(f, "mfr_poisoned_pages_recorded_total %" PRIu64 "\n",
+		m->pages_recorded);
 
 	header(f, "mfrd_build_info", "gauge", "Version of mfrd, as a label.");
 	fputs("mfrd_build_info{version=\"", f);

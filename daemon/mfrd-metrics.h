@@ -30,6 +30,8 @@ struct mfrd_metrics {
 	bool has_earlier_boot_pfns;
 	uint64_t earlier_boot_pfns;
 	unsigned int offline_dimm_changed;	/* ... on another DIMM now */
+	unsigned int offline_failed;	/* ... that boot offlining could not offline */
+	uint64_t pages_recorded;	/* page records mfrd created since it started */
 
 	/* mfrd's own health. */
 	const char *daemon_version;

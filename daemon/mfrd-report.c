@@ -68,6 +68,8 @@ static void snapshot(struct mfrd *d, struct snapshot *s)
 	s->m.has_earlier_boot_pfns = d->earlier_boot_pfns_known;
 	s->m.earlier_boot_pfns = d->earlier_boot_pfns;
 	s->m.offline_dimm_changed = d->offline_dimm_changed;
+	s->m.offline_failed = d->offline_failed;
+	s->m.pages_recorded = d->pages_recorded;
 	s->m.daemon_version = MFRCTL_VERSION;
 	s->m.protected = d->connected && !d->rules_refused;
 	s->m.waiting_for_module = !d->connected;

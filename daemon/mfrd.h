@@ -82,6 +82,8 @@ struct mfrd {
 	bool earlier_boot_pfns_known;	/* ... read from the store file */
 	struct mfrd_dimms *dimms;	/* SMBIOS memory devices, or NULL */
 	unsigned int offline_dimm_changed;	/* earlier pfns on a changed DIMM */
+	unsigned int offline_failed;	/* earlier pfns not hard-offlined */
+	uint64_t pages_recorded;	/* page records created since start */
 
 	/* mfr.ko: watched with libudev and a timer, used when loaded. */
 	struct udev *udev;

@@ -146,7 +146,8 @@ if command -v promtool >/dev/null; then
 	fi
 	# Every metric the rules use is one mfrd writes.
 	for m in $(grep -oE '\b(mfrd?_[a-z_]+)\b' "$root/prometheus/mfr-alerts.yml" | sort -u); do
-		case $m in mfr_folios_pending) continue ;; esac	# the module's, needs it loaded
+		# the module's, need it loaded
+		case $m in mfr_folios_pending | mfr_budget_fallbacks_total) continue ;; esac
 		grep -q "^# TYPE $m " "$tmp/mfr.prom" && ok "the rules' metric $m is in the file" ||
 			fail "the rules use $m, which mfrd does not write"
 	done
@@ -269,6 +270,16 @@ fi
 kill "$pid"; wait "$pid" || true; pid=
 kill "$listener" 2>/dev/null || true
 
+# SIGTERM: mfrd stops with status 0, without an ASan or UBSan report.
+stop_mfrd() { # WHAT LOG
+	local rc=0
+	kill "$pid" 2>/dev/null || true	# already gone: wait tells how
+	wait "$pid" || rc=$?
+	pid=
+	[ "$rc" = 0 ] && ok "$1: mfrd stops cleanly on SIGTERM" ||
+		{ fail "$1: mfrd exit $rc on SIGTERM"; tail -30 "$2"; }
+}
+
 # ready_timeout: without the module, READY=1 after the bound all the
 # same (VMs ordered after mfrd.service start), loudly not protected.
 grep -v '^ready_without_module' "$tmp/mfrd.conf" >"$tmp/bounded.conf"
@@ -318,18 +329,8 @@ ready_after_reload() { tr -d '\n' <"$tmp/notify3.log" | grep -q 'RELOADING=1.*RE
 [ "$rc" = 0 ] && wait_for 5 ready_after_reload &&
 	ok "ready_timeout: a reload after the degraded READY=1 succeeds, still DEGRADED" ||
 	{ fail "ready_timeout: reload exit $rc: $(cat "$tmp/reload3.out")"; cat "$tmp/notify3.log"; }
-kill "$pid"; wait "$pid" || true; pid=
+stop_mfrd "ready_timeout" "$tmp/bounded.log"
 kill "$listener" 2>/dev/null || true
-
-# SIGTERM: mfrd stops with status 0, without an ASan or UBSan report.
-stop_mfrd() { # WHAT LOG
-	local rc=0
-	kill "$pid"
-	wait "$pid" || rc=$?
-	pid=
-	[ "$rc" = 0 ] && ok "$1: mfrd stops cleanly on SIGTERM" ||
-		{ fail "$1: mfrd exit $rc on SIGTERM"; tail -30 "$2"; }
-}
 
 # Stores mfrd cannot use are left as they are.  Each case starts from a
 # copy of the store above (one record, pfn 0x9000 of boot-2: an earlier
@@ -485,6 +486,12 @@ grep -q "MFR_DIMM_CHANGED=1 " "$tmp/log3" && grep -q "MFR_FAILED=2 " "$tmp/log3"
 	fail "journal fields of the offlining: $(grep -i offline "$tmp/log3")"
 wait_for 30 grep -q '^mfr_offline_dimm_changed 1$' "$tmp/mfr.prom" &&
 	ok "metric mfr_offline_dimm_changed 1" || fail "no DIMM change in the metrics"
+grep -q '^mfr_offline_failed 2$' "$tmp/mfr.prom" &&
+	ok "metric mfr_offline_failed 2 (for the MfrBootOfflineFailed alert)" ||
+	fail "boot offlining failures not in the metrics: $(grep offline "$tmp/mfr.prom")"
+[ ! -e "$tmp/state/recorded-pfns-offlined" ] &&
+	ok "a pass with failures is not marked done: the next start retries it" ||
+	fail "boot offlining with failures marked done"
 kill "$pid"; wait "$pid" || true; pid=
 
 # A configuration error at start: no exit (systemd would restart mfrd

@@ -50,6 +50,14 @@
 	"# TYPE mfrd_metrics_write_timestamp_seconds gauge\n"		\
 	"mfrd_metrics_write_timestamp_seconds " written "\n"
 
+#define RECORDED_TEXT(failed, n)					\
+	"# HELP mfr_offline_failed Pfns of earlier boots that boot offlining could not hard-offline (retried at mfrd's next start).\n" \
+	"# TYPE mfr_offline_failed gauge\n"				\
+	"mfr_offline_failed " failed "\n"					\
+	"# HELP mfr_poisoned_pages_recorded_total Poisoned pages mfrd recorded for the first time since it started (events and dumps; a restart or a reboot starts from 0).\n" \
+	"# TYPE mfr_poisoned_pages_recorded_total counter\n"		\
+	"mfr_poisoned_pages_recorded_total " n "\n"
+
 #define EVENTS_TEXT(lost, redumps, suppressed, pruned)			\
 	"# HELP mfrd_events_lost_total Times mfrd lost module events (receive buffer overrun, generation gap).\n" \
 	"# TYPE mfrd_events_lost_total counter\n"				\
@@ -120,6 +128,7 @@ static const char loaded_text[] =
 	"# HELP mfr_offline_dimm_changed Pfns of earlier boots recorded on another DIMM than the one at their address now (offlined all the same).\n"
 	"# TYPE mfr_offline_dimm_changed gauge\n"
 	"mfr_offline_dimm_changed 2\n"
+	RECORDED_TEXT("3", "9")
 	DAEMON_TEXT("0.1.0", "1", "0", "0", "1700000000.500", "1700000001.250",
 		    "2", EVENTS_TEXT("4", "5", "6", "7") ROWS_TEXT("8"),
 		    "3", "1", "0", "1700000002.125");
@@ -132,6 +141,7 @@ static const char unloaded_text[] =
 	"# HELP mfr_module_loaded Whether the mfr module is loaded (its family answers).\n"
 	"# TYPE mfr_module_loaded gauge\n"
 	"mfr_module_loaded 0\n"
+	RECORDED_TEXT("0", "0")
 	DAEMON_TEXT("", "0", "0", "1", "0.000", "0.000", "0",
 		    EVENTS_TEXT("0", "0", "0", "0"), "0", "0", "0", "0.000");
 
@@ -164,6 +174,8 @@ int main(void)
 	m.has_pages = m.has_earlier_boot_pfns = true;
 	m.earlier_boot_pfns = 17;
 	m.offline_dimm_changed = 2;
+	m.offline_failed = 3;
+	m.pages_recorded = 9;
 	m.daemon_version = "0.1.0";
 	m.protected = true;
 	m.rules_pushed_time = 1700000000.5;
