@@ -181,6 +181,7 @@ void mfrd_offline_recorded(struct mfrd *d)
 			already++;
 			continue;
 		}
+		mfrd_watchdog_progress(d);
 		err = hard_offline(rec[i].pfn);
 		if (!err) {
 			offlined++;

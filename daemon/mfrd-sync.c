@@ -824,6 +824,7 @@ int mfrd_reconcile(struct mfrd *d, const char *why)
 		int known = mfrd_store_has_page(d->store, p->pfn);
 
 		owner_into(p, m);
+		mfrd_watchdog_progress(d);
 		if (known < 0 || mfrd_store_put_page(d->store, p, now)) {
 			mfrd_store_rollback(d->store);
 			goto store_failed;

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,8 @@
 /* Settings with errors at start are read again this often. */
 #define CONFIG_RETRY_SEC	5
 #define CONFIG_RETRY_TEXT	"5 s"
+/* Pages given their memory identity per turn of the event loop. */
+#define IDENTIFY_SLICE	256
 /* How long "mfrd --reload" waits for the daemon's answer. */
 #define RELOAD_TIMEOUT_USEC	(60 * 1000000LL)
 
@@ -167,10 +170,62 @@ static void identify(uint64_t pfn, uint64_t *phys, const char **dimm,
 	}
 }
 
+/*
+ * One slice of pages identified per turn of the event loop, each in one
+ * transaction: a storm's thousand pages (or a restart's leftovers) took
+ * one fsync each, in one go, and starved the watchdog.
+ */
+static int on_identify(sd_event_source *s, void *arg)
+{
+	struct mfrd *d = arg;
+	int n = mfrd_store_identify_pages(d->store, identify, d,
+					  IDENTIFY_SLICE);
+
+	if (n < 0) {
+		mfrd_store_failed(d, mfrd_store_error(d->store));
+	} else {
+		d->identified += (uint64_t)n;
+		d->identify_slices++;
+	}
+	if (n == IDENTIFY_SLICE)	/* more may be left: next turn */
+		return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	if (d->identify_slices > 1)
+		mfrd_logf(LOG_INFO, NULL,
+			  "memory identity of %" PRIu64 " pages recorded, in %" PRIu64 " slices",
+			  d->identified, d->identify_slices);
+	d->identified = d->identify_slices = 0;
+	return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+}
+
 void mfrd_identify_pages(struct mfrd *d)
 {
-	if (mfrd_store_identify_pages(d->store, identify, d) < 0)
-		mfrd_store_failed(d, mfrd_store_error(d->store));
+	int ret = 0;
+
+	if (!d->identify_src)
+		ret = sd_event_add_defer(d->event, &d->identify_src,
+					 on_identify, d);
+	if (ret >= 0)
+		ret = sd_event_source_set_enabled(d->identify_src,
+						  SD_EVENT_ONESHOT);
+	if (ret < 0)
+		mfrd_logf(LOG_ERR, NULL,
+			  "cannot schedule the memory identity of pages: %s",
+			  strerror(-ret));
+}
+
+void mfrd_watchdog_progress(struct mfrd *d)
+{
+	static int64_t last;
+	uint64_t interval;
+	int64_t now;
+
+	if (!d->cfg.watchdog || sd_watchdog_enabled(0, &interval) <= 0)
+		return;
+	now = now_monotonic_usec();
+	if (now - last < (int64_t)(interval / 4))
+		return;
+	last = now;
+	sd_notify(0, "WATCHDOG=1");
 }
 
 static void load_dimms(struct mfrd *d)
@@ -983,6 +1038,7 @@ static void cleanup(struct mfrd *d)
 	free(d->store_path);
 	sd_event_source_unref(d->store_retry_src);
 	sd_event_source_unref(d->ready_timer);
+	sd_event_source_unref(d->identify_src);
 	free(d->rules_refusal);
 	mfrd_dimms_free(d->dimms);
 	sd_event_unref(d->event);
@@ -1035,6 +1091,8 @@ int main(int argc, char **argv)
 	}
 	if (d.store_in_memory)
 		schedule_store_retry(&d);
+	/* Left by a restart between a reconcile and its identification. */
+	mfrd_identify_pages(&d);
 	if (d.cfg.offline_recorded_pfns)
 		mfrd_offline_recorded(&d);
 	mfrd_module_try_connect(&d);

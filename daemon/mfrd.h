@@ -81,6 +81,8 @@ struct mfrd {
 	uint64_t earlier_boot_pfns;	/* fixed for the whole boot */
 	bool earlier_boot_pfns_known;	/* ... read from the store file */
 	struct mfrd_dimms *dimms;	/* SMBIOS memory devices, or NULL */
+	sd_event_source *identify_src;	/* identity of pages, in slices */
+	uint64_t identified, identify_slices;	/* ... this round, for the log */
 	unsigned int offline_dimm_changed;	/* earlier pfns on a changed DIMM */
 	unsigned int offline_failed;	/* earlier pfns not hard-offlined */
 	uint64_t pages_recorded;	/* page records created since start */
@@ -130,8 +132,18 @@ int mfrd_status_get(struct mfrd *d, mfr_genl_cb cb, void *arg);
 /* A store read or write failed: counted, exported, logged when new. */
 void mfrd_store_failed(struct mfrd *d, const char *what);
 
-/* Physical address and DIMM of the pages recorded without them. */
+/*
+ * Physical address and DIMM of the pages recorded without them: in
+ * slices, from the event loop (scheduled here, done in later turns).
+ */
 void mfrd_identify_pages(struct mfrd *d);
+
+/*
+ * Long work that cannot leave the loop (boot offlining before it runs,
+ * one reconcile transaction) calls this after each unit of progress:
+ * WATCHDOG=1 at most every quarter of WatchdogSec.
+ */
+void mfrd_watchdog_progress(struct mfrd *d);
 
 /* Retention of the events log, as mfrd.conf says. */
 void mfrd_prune_events(struct mfrd *d);

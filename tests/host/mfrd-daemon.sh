@@ -494,6 +494,60 @@ grep -q '^mfr_offline_failed 2$' "$tmp/mfr.prom" &&
 	fail "boot offlining with failures marked done"
 kill "$pid"; wait "$pid" || true; pid=
 
+# Long work never starves the watchdog (WatchdogSec=30 semantics): a
+# restart finds 20 000 pages of this boot without their memory identity
+# (mfrd was killed between a reconcile and its identification, one fsync
+# per page); it identifies them in slices from the event loop, READY and
+# WATCHDOG=1 meanwhile, and is not killed.
+store_case big
+python3 - "$tmp/big/mfrd.db" <<'EOP2'
+import sqlite3, sys
+boot = open("/proc/sys/kernel/random/boot_id").read().strip()
+c = sqlite3.connect(sys.argv[1])
+c.executemany("INSERT INTO poisoned_pages (boot_id, pfn, state, first_seen_usec, last_update_usec)"
+              " VALUES (?, ?, 'kept', 1, 1)", ((boot, 0x200000 + i) for i in range(20000)))
+c.commit()
+EOP2
+# No boot offlining: good.db's earlier pfn 0x9000 is real memory here.
+sed -i -e 's/^watchdog = no$/watchdog = yes/' \
+	-e 's/^offline_recorded_pfns = yes$/offline_recorded_pfns = no/' "$tmp/big.conf"
+grep -q '^offline_recorded_pfns = no$' "$tmp/big.conf" || { fail "big.conf offlines"; exit 1; }
+python3 - "$tmp/notify5" >"$tmp/notify5.log" <<'EOP2' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+t0 = time.monotonic()
+while True:
+    m = s.recv(4096).decode().replace("\n", " | ")
+    print("%.3f %s" % (time.monotonic() - t0, m), flush=True)
+EOP2
+listener=$!
+wait_for 10 test -S "$tmp/notify5"
+NOTIFY_SOCKET=$tmp/notify5 WATCHDOG_USEC=30000000 "$mfrd" --config "$tmp/big.conf" \
+	--rules-dir "$tmp/rules" >"$tmp/big.log" 2>&1 &
+pid=$!
+unidentified() { db_query "$tmp/big/mfrd.db" "select count(*) from poisoned_pages where phys_addr is null"; }
+all_identified() { [ "$(unidentified)" = 0 ]; }
+if wait_for 120 all_identified; then
+	ok "20 000 pages of this boot identified after a restart"
+else
+	fail "pages left without identity: $(unidentified)"; tail "$tmp/big.log"
+fi
+slices=$(sed -n 's/.*memory identity of 20000 pages recorded, in \([0-9]*\) slices.*/\1/p' "$tmp/big.log")
+[ "${slices:-0}" -gt 10 ] && ok "... in $slices slices from the event loop" ||
+	{ fail "identity not done in slices"; grep -i identity "$tmp/big.log"; }
+grep -q 'WATCHDOG=1' "$tmp/notify5.log" && ok "... WATCHDOG=1 sent (WATCHDOG_USEC=30 s)" ||
+	{ fail "no WATCHDOG=1: $(head -5 "$tmp/notify5.log")"; }
+# Every gap between two pings (and from the start to the first) is well
+# under WatchdogSec: systemd would never have killed it.
+if awk '/WATCHDOG=1/ { if ($1 - last > 15) bad = 1; last = $1 } END { exit bad }' "$tmp/notify5.log"; then
+	ok "... never more than 15 s between two WATCHDOG=1"
+else
+	fail "a watchdog gap over 15 s: $(grep WATCHDOG "$tmp/notify5.log")"
+fi
+stop_mfrd "big" "$tmp/big.log"
+kill "$listener" 2>/dev/null || true
+
 # A configuration error at start: no exit (systemd would restart mfrd
 # every second, logging every error again); mfrd logs the errors once,
 # waits, and starts once the file is fixed.
