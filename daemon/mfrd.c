@@ -782,6 +782,21 @@ static void print_errors(const struct mfrd_errors *errs)
 }
 
 /*
+ * Where rules' cgroup paths are: the v2 hierarchy (on a hybrid host its
+ * "unified" mount), or $MFRD_CGROUP_ROOT (tests).  Neither v2 nor
+ * hybrid: /sys/fs/cgroup, where every cgroup path is then missing.
+ */
+static char *cgroup_root(void)
+{
+	const char *env = getenv("MFRD_CGROUP_ROOT");
+	char *root = env ? strdup(env) : mfrd_cgroup2_root(CGROUP_ROOT);
+
+	if (!root && !(root = strdup(CGROUP_ROOT)))
+		abort();
+	return root;
+}
+
+/*
  * Every file is checked in one run: mfrd.conf, then every rules file,
  * and the host checks of every rule that parsed.  The result must reach
  * stdout: a failed write (a full disk, /dev/full) is a failure too.
@@ -791,14 +806,9 @@ static int check_only(struct mfrd *d)
 	struct mfrd_config cfg = { 0 };
 	struct mfrd_rules rules = { 0 };
 	struct mfrd_errors cerrs = { 0 }, rerrs = { 0 };
-	char *root = getenv("MFRD_CGROUP_ROOT") ?
-		     strdup(getenv("MFRD_CGROUP_ROOT")) :
-		     mfrd_cgroup2_root(CGROUP_ROOT);
+	char *root = cgroup_root();
 	int ret = EXIT_SUCCESS;
 
-	/* Neither v2 nor hybrid: the checks say each cgroup is missing. */
-	if (!root && !(root = strdup(CGROUP_ROOT)))
-		abort();
 	if (mfrd_config_load(d->config_path, &cfg, &cerrs))
 		ret = EXIT_FAILURE;
 	if (mfrd_rules_check_dir(d->rules_dir, root, &rerrs) ||
@@ -1040,6 +1050,8 @@ static void cleanup(struct mfrd *d)
 	sd_event_source_unref(d->ready_timer);
 	sd_event_source_unref(d->identify_src);
 	free(d->rules_refusal);
+	free(d->cgroup_root);
+	free(d->cgroup_ids);
 	mfrd_dimms_free(d->dimms);
 	sd_event_unref(d->event);
 }
@@ -1068,6 +1080,7 @@ int main(int argc, char **argv)
 	    wait_for_settings(&d, &errs))
 		return EXIT_SUCCESS;
 	apply_log_limits(&d.cfg);
+	d.cgroup_root = cgroup_root();
 	push_rules_first(&d);
 	d.reload_ok_usec = mfrd_now_usec();
 	if (read_boot_id(&d)) {

@@ -7,6 +7,7 @@
  *   mfrd.c          command line, start-up order, signals, reload
  *   mfrd-module.c   watching mfr.ko come and go, connecting to its family
  *   mfrd-rules.c    pushing the rules, all or nothing
+ *   mfrd-cgroups.c  the cgroups behind rules' paths, recreated or not
  *   mfrd-sync.c     events and reconciling dumps into the store
  *   mfrd-store-recover.c  a store that does not open: nothing lost
  *   mfrd-offline.c  hard-offlining the pfns of earlier boots
@@ -97,6 +98,8 @@ struct mfrd {
 	struct mfr_genl *events;	/* the "events" group */
 	sd_event_source *events_src;
 	bool rules_refused;		/* the module refused the rules */
+	char *cgroup_root;		/* the cgroup v2 hierarchy's mount */
+	uint64_t *cgroup_ids;		/* rules' cgroups at their last push */
 	bool need_reconcile;		/* a reconcile failed: retry on tick */
 
 	/*
@@ -180,6 +183,13 @@ void mfrd_module_close(struct mfrd *d);
  * module blamed (and put in *d->reload_error while reloading).  0 or -1.
  */
 int mfrd_rules_push(struct mfrd *d, const struct mfrd_rules *rules);
+
+/*
+ * On the tick: a rule's cgroup recreated (a VM's scope, a restarted
+ * slice), removed or created since the last push makes mfrd push the
+ * rules again, so the module resolves the path to the cgroup there now.
+ */
+void mfrd_rules_check_cgroups(struct mfrd *d);
 
 /* mfrd-sync.c */
 /*
