@@ -430,7 +430,7 @@ static bool first_time(struct reader *r, unsigned int *seen)
 /* ---- mfrd.conf ---- */
 
 enum { C_STATE_DIR, C_METRICS_FILE, C_METRICS_INTERVAL, C_OFFLINE, C_WATCHDOG,
-       C_READY_WITHOUT_MODULE, C_EVENTS_MAX_AGE_DAYS, C_EVENTS_MAX_ROWS,
+       C_READY_WITHOUT_MODULE, C_READY_TIMEOUT, C_EVENTS_MAX_AGE_DAYS, C_EVENTS_MAX_ROWS,
        C_LOG_RATE_LIMIT_BURST, C_LOG_RATE_LIMIT_INTERVAL, C_DMI_TABLE, C_NR };
 static const char *const config_keys[C_NR] = {
 	[C_STATE_DIR] = "state_dir",
@@ -439,6 +439,7 @@ static const char *const config_keys[C_NR] = {
 	[C_OFFLINE] = "offline_recorded_pfns",
 	[C_WATCHDOG] = "watchdog",
 	[C_READY_WITHOUT_MODULE] = "ready_without_module",
+	[C_READY_TIMEOUT] = "ready_timeout",
 	[C_EVENTS_MAX_AGE_DAYS] = "events_max_age_days",
 	[C_EVENTS_MAX_ROWS] = "events_max_rows",
 	[C_LOG_RATE_LIMIT_BURST] = "log_rate_limit_burst",
@@ -500,6 +501,10 @@ static void config_key(struct reader *r, struct mfrd_config *c,
 	case C_READY_WITHOUT_MODULE:
 		parse_bool(r, &c->ready_without_module);
 		break;
+	case C_READY_TIMEOUT:
+		if (parse_u64(r, 0, 86400, &v))
+			c->ready_timeout = (unsigned int)v;
+		break;
 	case C_EVENTS_MAX_AGE_DAYS:
 		if (parse_u64(r, 0, 36500, &v))
 			c->events_max_age_days = (unsigned int)v;
@@ -532,6 +537,7 @@ int mfrd_config_load(const char *path, struct mfrd_config *cfg,
 		.metrics_interval = 60,
 		.offline_recorded_pfns = true,
 		.watchdog = true,
+		.ready_timeout = MFRD_READY_TIMEOUT_DEFAULT,
 		.events_max_age_days = 90,
 		.events_max_rows = 100000,
 		.log_rate_limit_burst = 50,

@@ -35,6 +35,12 @@ struct mfrd_errors {
 
 void mfrd_errors_free(struct mfrd_errors *e);
 
+/*
+ * Seconds mfrd withholds READY=1 while its rules are not in mfr.ko: a
+ * bound, so that units ordered after it start (unprotected, and said so).
+ */
+#define MFRD_READY_TIMEOUT_DEFAULT	30
+
 struct mfrd_config {
 	char *state_dir;		/* the database lives here */
 	char *metrics_file;		/* Prometheus textfile; NULL: none */
@@ -42,6 +48,7 @@ struct mfrd_config {
 	bool offline_recorded_pfns;	/* hard-offline pfns of earlier boots */
 	bool watchdog;			/* honour systemd's WatchdogSec= */
 	bool ready_without_module;	/* READY=1 before mfr.ko is there */
+	unsigned int ready_timeout;	/* ... or after this many seconds; 0: never */
 	unsigned int events_max_age_days;	/* events log retention; 0: none */
 	uint64_t events_max_rows;		/* ... and size; 0: none */
 	unsigned int log_rate_limit_burst;	/* journal entries per kind ... */

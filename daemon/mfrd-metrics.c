@@ -111,6 +111,14 @@ static void format(FILE *f, const struct mfrd_metrics *m)
 		fprintf(f, "mfr_offline_dimm_changed %u\n",
 			m->offline_dimm_changed);
 	}
+	/* Known even when the store's earlier pfns are not: always written. */
+	header(f, "mfr_offline_failed", "gauge",
+	       "Pfns of earlier boots that boot offlining could not hard-offline (retried at mfrd's next start).");
+	fprintf(f, "mfr_offline_failed %u\n", m->offline_failed);
+	header(f, "mfr_poisoned_pages_recorded_total", "counter",
+	       "Poisoned pages mfrd recorded for the first time since it started (events and dumps; a restart or a reboot starts from 0).");
+	fprintf(f, "mfr_poisoned_pages_recorded_total %" PRIu64 "\n",
+		m->pages_recorded);
 
 	header(f, "mfrd_build_info", "gauge", "Version of mfrd, as a label.");
 	fputs("mfrd_build_info{version=\"", f);
@@ -122,6 +130,9 @@ static void format(FILE *f, const struct mfrd_metrics *m)
 	header(f, "mfrd_waiting_for_module", "gauge",
 	       "Whether mfrd waits for the mfr module to be loaded.");
 	fprintf(f, "mfrd_waiting_for_module %d\n", m->waiting_for_module);
+	header(f, "mfrd_ready_unprotected", "gauge",
+	       "Whether mfrd told systemd it is ready while its rules are not in the module (ready_timeout passed, ready_without_module, or the module went away): units ordered after mfrd run unprotected.");
+	fprintf(f, "mfrd_ready_unprotected %d\n", m->ready_unprotected);
 	header(f, "mfrd_rules_pushed_timestamp_seconds", "gauge",
 	       "When the rules were last pushed to the module (0: never).");
 	fprintf(f, "mfrd_rules_pushed_timestamp_seconds %.3f\n",

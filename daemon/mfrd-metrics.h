@@ -30,11 +30,14 @@ struct mfrd_metrics {
 	bool has_earlier_boot_pfns;
 	uint64_t earlier_boot_pfns;
 	unsigned int offline_dimm_changed;	/* ... on another DIMM now */
+	unsigned int offline_failed;	/* ... that boot offlining could not offline */
+	uint64_t pages_recorded;	/* page records mfrd created since it started */
 
 	/* mfrd's own health. */
 	const char *daemon_version;
 	bool protected;			/* rules in the module */
 	bool waiting_for_module;
+	bool ready_unprotected;		/* READY=1 sent, rules not in the module */
 	uint64_t store_errors;		/* failed store reads and writes */
 	bool store_recovered;		/* a store incident is not acknowledged */
 	bool store_in_memory;		/* the store file is not usable now */

@@ -251,6 +251,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *arg)
 		mfrd_module_try_connect(d);
 	if (d->connected && d->need_reconcile)
 		d->need_reconcile = mfrd_reconcile(d, "retry") < 0;
+	mfrd_rules_check_cgroups(d);
 	sd_event_source_set_time_relative(s, TICK_USEC);
 	sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 	return 0;

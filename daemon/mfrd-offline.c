@@ -6,8 +6,9 @@
  * ordered after mfrd.service never get those pages.
  *
  * Once per boot: a marker file in the state directory holds the boot id
- * of the last pass, so a restarted mfrd does not log the pass again.
- * (Redoing it would be harmless anyway: poisoned pages are skipped.)
+ * of the last pass without failures, so a restarted mfrd does not log the
+ * pass again but does retry a pass that failed (mfr_offline_failed stays
+ * set through it).  Redoing it is harmless: poisoned pages are skipped.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -180,6 +181,7 @@ void mfrd_offline_recorded(struct mfrd *d)
 			already++;
 			continue;
 		}
+		mfrd_watchdog_progress(d);
 		err = hard_offline(rec[i].pfn);
 		if (!err) {
 			offlined++;
@@ -225,7 +227,10 @@ void mfrd_offline_recorded(struct mfrd *d)
 		free(msg);
 	}
 	d->offline_dimm_changed = changed;
+	d->offline_failed = failed;
 	mfrd_log_send(l);
 	mfrd_store_earlier_free(rec, n);
-	mark_done(d);
+	/* A restart in this boot tries the failed ones again (and says so). */
+	if (!failed)
+		mark_done(d);
 }

@@ -68,9 +68,12 @@ static void snapshot(struct mfrd *d, struct snapshot *s)
 	s->m.has_earlier_boot_pfns = d->earlier_boot_pfns_known;
 	s->m.earlier_boot_pfns = d->earlier_boot_pfns;
 	s->m.offline_dimm_changed = d->offline_dimm_changed;
+	s->m.offline_failed = d->offline_failed;
+	s->m.pages_recorded = d->pages_recorded;
 	s->m.daemon_version = MFRCTL_VERSION;
 	s->m.protected = d->connected && !d->rules_refused;
 	s->m.waiting_for_module = !d->connected;
+	s->m.ready_unprotected = d->ready_sent && !s->m.protected;
 	s->m.store_errors = d->store_errors;
 	incidents = mfrd_store_unacked_incidents(d->store);
 	if (incidents < 0)
@@ -118,12 +121,16 @@ static void send_status(struct mfrd *d, const struct snapshot *s,
 	if (s->m.has_pages)
 		snprintf(pages, sizeof(pages), "%" PRIu64 " pages recorded",
 			 s->pages);
+	const char *degraded = d->ready_degraded &&
+			       !(d->connected && !d->rules_refused) ?
+			       "DEGRADED, host NOT protected (ready after ready_timeout without its rules in mfr.ko): " : "";
+
 	if (!d->connected)
-		r = asprintf(&status, "waiting for mfr.ko: HugeTLB memfds are not protected%s%s%s",
-			     store, d->note ? "; " : "", d->note ?: "");
+		r = asprintf(&status, "%swaiting for mfr.ko: HugeTLB memfds are not protected%s%s%s",
+			     degraded, store, d->note ? "; " : "", d->note ?: "");
 	else
-		r = asprintf(&status, "%" PRIu64 " rules, %s, module loaded, generation %" PRIu64 "%s%s%s%s",
-			     s->m.has[MFR_A_STATUS_RULES] ?
+		r = asprintf(&status, "%s%" PRIu64 " rules, %s, module loaded, generation %" PRIu64 "%s%s%s%s",
+			     degraded, s->m.has[MFR_A_STATUS_RULES] ?
 			     s->m.status[MFR_A_STATUS_RULES] :
 			     (uint64_t)d->rules.n,
 			     pages,
@@ -208,6 +215,8 @@ static int on_interval(sd_event_source *s, uint64_t usec, void *arg)
 
 	(void)usec;
 	mfrd_prune_events(d);
+	/* Refused rules are asked again: a cgroup may exist by now. */
+	mfrd_rules_retry(d);
 	write_metrics(d);
 	sd_event_source_set_time_relative(s, d->cfg.metrics_interval *
 					  1000000ULL);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "mfrd.h"
+#include "mfrd-cgroups.h"
 #include "mfrd-log.h"
 
 /* Room for one rule in the request: its nest and attributes. */
@@ -61,23 +62,34 @@ static void log_refusal(struct mfrd *d, const struct mfrd_rules *rules,
 {
 	const struct mfr_genl_error *e = mfr_genl_last_error(d->req);
 	const struct mfrd_rule *r = NULL;
-	char *why = mfrd_genl_error_text(d->req, err);
+	char *why = mfrd_genl_error_text(d->req, err), *text;
 	struct mfrd_log *l;
+	bool known;
 
 	if (e->errnum == -err && e->offset)
 		r = rule_at(rules, start, e->offset);
-	l = mfrd_log_new(LOG_ERR, MFRD_MSGID_CONFIG_REJECTED);
+	if (r) {
+		if (asprintf(&text, "%s:%u: rule refused by mfr.ko: %s; the previous rules stay",
+			     r->file, r->line, why) < 0)
+			abort();
+	} else if (asprintf(&text, "rules refused by mfr.ko: %s; the previous rules stay",
+			    why) < 0) {
+		abort();
+	}
+	/* A retry refused as before is not news: debug only. */
+	known = d->rules_retrying && d->rules_refusal &&
+		!strcmp(d->rules_refusal, text);
+	l = mfrd_log_new(known ? LOG_DEBUG : LOG_ERR,
+			 MFRD_MSGID_CONFIG_REJECTED);
 	mfrd_log_field(l, "MFR_RULES_KEPT", "%s", "previous");
 	if (r) {
 		mfrd_log_field(l, "CODE_FILE", "%s", r->file);
 		mfrd_log_field(l, "CODE_LINE", "%u", r->line);
-		mfrd_log_message(l, "%s:%u: rule refused by mfr.ko: %s; the previous rules stay",
-				 r->file, r->line, why);
-	} else {
-		mfrd_log_message(l, "rules refused by mfr.ko: %s; the previous rules stay",
-				 why);
 	}
+	mfrd_log_message(l, "%s", text);
 	mfrd_log_send(l);
+	free(d->rules_refusal);
+	d->rules_refusal = text;
 	if (d->reload_error) {
 		free(*d->reload_error);
 		if (r) {
@@ -96,13 +108,21 @@ int mfrd_rules_push(struct mfrd *d, const struct mfrd_rules *rules)
 {
 	size_t *start, size = 64;
 	struct nl_msg *req;
+	uint64_t *ids;
 	int ret = -ENOMEM;
 
 	if (!d->req)
 		return -1;
 	start = calloc(rules->n + 1, sizeof(*start));
-	if (!start)
+	/*
+	 * The cgroups as they are before the push: one recreated during it
+	 * is seen as changed on the next tick (one push too many), never
+	 * missed.
+	 */
+	ids = calloc(rules->n + 1, sizeof(*ids));
+	if (!start || !ids)
 		abort();
+	mfrd_cgroup_ids_read(d->cgroup_root, rules, ids);
 	for (size_t i = 0; i < rules->n; i++)
 		size += rule_size(&rules->v[i]);
 	req = mfr_genl_request_sized(d->req, MFR_CMD_RULE_REPLACE, size);
@@ -126,7 +146,47 @@ int mfrd_rules_push(struct mfrd *d, const struct mfrd_rules *rules)
 	mfrd_logf(LOG_INFO, NULL, "%zu rule%s pushed to mfr.ko", rules->n,
 		  rules->n == 1 ? "" : "s");
 out:
+	/* Of the set in force (a refused reload's set is dropped). */
+	if (!ret || rules == &d->rules) {
+		free(d->cgroup_ids);
+		d->cgroup_ids = ids;
+		ids = NULL;
+	}
+	free(ids);
 	nlmsg_free(req);
 	free(start);
 	return ret ? -1 : 0;
+}
+
+void mfrd_rules_check_cgroups(struct mfrd *d)
+{
+	const struct mfrd_rule *r;
+	uint64_t now = 0;
+	long i;
+
+	if (!d->connected || !d->cgroup_ids)
+		return;
+	i = mfrd_cgroup_ids_changed(d->cgroup_root, &d->rules, d->cgroup_ids,
+				    &now);
+	if (i < 0)
+		return;
+	if (d->rules_refused) {
+		/* A cgroup appeared: the refused rule may pass now. */
+		mfrd_rules_retry(d);
+		return;
+	}
+	r = &d->rules.v[i];
+	mfrd_logf(LOG_NOTICE, NULL,
+		  "%s:%u: the cgroup %s was %s: pushing the rules again so that mfr.ko matches the cgroup there now",
+		  r->file, r->line, r->cgroup_path,
+		  !now ? "removed" : d->cgroup_ids[i] ? "created again" :
+		  "created");
+	if (mfrd_rules_push(d, &d->rules)) {
+		d->rules_refused = true;
+		mfrd_report_soon(d);
+		return;
+	}
+	/* Our rule-replace moved the generation: re-base. */
+	d->need_reconcile = mfrd_reconcile(d, "rules pushed") < 0;
+	mfrd_report_soon(d);
 }

@@ -144,7 +144,7 @@ static const char *const stmt_sql[ST_NR] = {
 	[ST_COUNT_EVENTS] = "SELECT count(*) FROM events",
 	[ST_UNIDENTIFIED] =
 		"SELECT pfn FROM poisoned_pages WHERE boot_id = ?1"
-		" AND phys_addr IS NULL ORDER BY pfn",
+		" AND phys_addr IS NULL ORDER BY pfn LIMIT ?2",
 	[ST_SET_IDENTITY] =
 		"UPDATE poisoned_pages SET phys_addr = ?3, dimm = ?4, dimm_id = ?5"
 		" WHERE boot_id = ?1 AND pfn = ?2",
@@ -563,7 +563,7 @@ int64_t mfrd_store_count_events(struct mfrd_store *s)
 }
 
 int mfrd_store_identify_pages(struct mfrd_store *s, mfrd_identify_fn identify,
-			      void *arg)
+			      void *arg, size_t max)
 {
 	sqlite3_stmt *st = s->st[ST_UNIDENTIFIED];
 	uint64_t *pfns = NULL, *nv, phys;
@@ -572,6 +572,7 @@ int mfrd_store_identify_pages(struct mfrd_store *s, mfrd_identify_fn identify,
 	int rc, set = 0;
 
 	sqlite3_bind_text(st, 1, s->boot_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, max > INT64_MAX ? INT64_MAX : (sqlite3_int64)max);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (n == cap) {
 			cap = cap ? 2 * cap : 64;
@@ -588,6 +589,10 @@ int mfrd_store_identify_pages(struct mfrd_store *s, mfrd_identify_fn identify,
 		free(pfns);
 		return fail(s, "pages without identity");
 	}
+	if (n && mfrd_store_begin(s)) {
+		free(pfns);
+		return -1;
+	}
 	for (i = 0; i < n; i++) {
 		st = s->st[ST_SET_IDENTITY];
 		phys = pfns[i] << 12;
@@ -600,11 +605,15 @@ int mfrd_store_identify_pages(struct mfrd_store *s, mfrd_identify_fn identify,
 		bind_text(st, 5, dimm_id);
 		if (run(s, ST_SET_IDENTITY, "set identity")) {
 			free(pfns);
+			/* Keeps the error for the caller: the update's. */
+			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 			return -1;
 		}
 		set++;
 	}
 	free(pfns);
+	if (n && mfrd_store_commit(s))
+		return -1;
 	return set;
 }
 

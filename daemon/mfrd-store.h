@@ -157,13 +157,16 @@ int mfrd_store_earlier_pfns(struct mfrd_store *s, uint64_t **pfns,
 /*
  * Memory identity of this boot's pages that have none yet: for each, in
  * pfn order, identify() gives the physical address and, if the host
- * tells, the DIMM (label and identity); returns rows set, or -1.
+ * tells, the DIMM (label and identity).  At most max pages, in one
+ * transaction (one fsync, not one per page): a caller with many pages
+ * calls again, from its event loop, until it gets fewer than max.
+ * Returns rows set, or -1.
  */
 typedef void (*mfrd_identify_fn)(uint64_t pfn, uint64_t *phys,
 				 const char **dimm, const char **dimm_id,
 				 void *arg);
 int mfrd_store_identify_pages(struct mfrd_store *s, mfrd_identify_fn identify,
-			      void *arg);
+			      void *arg, size_t max);
 
 /* A pfn recorded in an earlier boot, and the DIMM identity it had. */
 struct mfrd_earlier {

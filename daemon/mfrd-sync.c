@@ -387,6 +387,7 @@ struct batch {
 	struct mfrd *d;
 	int64_t now;
 	unsigned int recorded;
+	unsigned int new_pages;		/* page records created */
 	bool gap;
 	uint64_t gap_from, gap_to;	/* generations missed */
 	bool refreshed;			/* memfd-get dumped in this batch */
@@ -444,6 +445,7 @@ static int record_poison(struct batch *b, uint8_t cmd, struct nlattr **tb,
 	struct mfrd_store *s = b->d->store;
 	struct mfrd_page p = { 0 };
 	uint64_t head;
+	int known;
 
 	p.pfn = get(tb, MFR_A_POISON_PFN, MFRD_HAS_PFN, &p.has);
 	p.head_pfn = get(tb, MFR_A_POISON_HEAD_PFN, MFRD_HAS_HEAD_PFN, &p.has);
@@ -498,6 +500,10 @@ static int record_poison(struct batch *b, uint8_t cmd, struct nlattr **tb,
 	if (!(p.has & MFRD_HAS_PFN))
 		return 0;
 	p.has &= ~MFRD_HAS_PFN;		/* a page flag of events only */
+	known = mfrd_store_has_page(s, p.pfn);
+	if (known < 0)
+		return -1;
+	b->new_pages += !known;
 	return mfrd_store_put_page(s, &p, b->now);
 }
 
@@ -622,6 +628,7 @@ static int read_batch(struct mfrd *d, struct batch *b, bool *overrun)
 	}
 	if (mfrd_store_commit(d->store))
 		goto store_failed;
+	d->pages_recorded += b->new_pages;
 	mfrd_log_flush();
 	if (ret) {
 		why = mfrd_genl_error_text(d->events, ret);
@@ -776,6 +783,7 @@ int mfrd_reconcile(struct mfrd *d, const char *why)
 	uint64_t status_gen = 0;
 	bool refreshed = false, overrun = false;
 	int ret, changed = 0;
+	unsigned int found = 0;		/* page records created */
 	char *err;
 	size_t i;
 
@@ -816,16 +824,20 @@ int mfrd_reconcile(struct mfrd *d, const char *why)
 		int known = mfrd_store_has_page(d->store, p->pfn);
 
 		owner_into(p, m);
+		mfrd_watchdog_progress(d);
 		if (known < 0 || mfrd_store_put_page(d->store, p, now)) {
 			mfrd_store_rollback(d->store);
 			goto store_failed;
 		}
 		changed += mfrd_store_last_changes(d->store);
-		if (!known)
+		if (!known) {
 			log_found_page(p, m, why);
+			found++;
+		}
 	}
 	if (mfrd_store_commit(d->store))
 		goto store_failed;
+	d->pages_recorded += found;
 	mfrd_log_flush();
 
 	d->dump_gen = pages.has_generation ? pages.generation : status_gen;

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,8 @@
 /* Settings with errors at start are read again this often. */
 #define CONFIG_RETRY_SEC	5
 #define CONFIG_RETRY_TEXT	"5 s"
+/* Pages given their memory identity per turn of the event loop. */
+#define IDENTIFY_SLICE	256
 /* How long "mfrd --reload" waits for the daemon's answer. */
 #define RELOAD_TIMEOUT_USEC	(60 * 1000000LL)
 
@@ -167,10 +170,62 @@ static void identify(uint64_t pfn, uint64_t *phys, const char **dimm,
 	}
 }
 
+/*
+ * One slice of pages identified per turn of the event loop, each in one
+ * transaction: a storm's thousand pages (or a restart's leftovers) took
+ * one fsync each, in one go, and starved the watchdog.
+ */
+static int on_identify(sd_event_source *s, void *arg)
+{
+	struct mfrd *d = arg;
+	int n = mfrd_store_identify_pages(d->store, identify, d,
+					  IDENTIFY_SLICE);
+
+	if (n < 0) {
+		mfrd_store_failed(d, mfrd_store_error(d->store));
+	} else {
+		d->identified += (uint64_t)n;
+		d->identify_slices++;
+	}
+	if (n == IDENTIFY_SLICE)	/* more may be left: next turn */
+		return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	if (d->identify_slices > 1)
+		mfrd_logf(LOG_INFO, NULL,
+			  "memory identity of %" PRIu64 " pages recorded, in %" PRIu64 " slices",
+			  d->identified, d->identify_slices);
+	d->identified = d->identify_slices = 0;
+	return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+}
+
 void mfrd_identify_pages(struct mfrd *d)
 {
-	if (mfrd_store_identify_pages(d->store, identify, d) < 0)
-		mfrd_store_failed(d, mfrd_store_error(d->store));
+	int ret = 0;
+
+	if (!d->identify_src)
+		ret = sd_event_add_defer(d->event, &d->identify_src,
+					 on_identify, d);
+	if (ret >= 0)
+		ret = sd_event_source_set_enabled(d->identify_src,
+						  SD_EVENT_ONESHOT);
+	if (ret < 0)
+		mfrd_logf(LOG_ERR, NULL,
+			  "cannot schedule the memory identity of pages: %s",
+			  strerror(-ret));
+}
+
+void mfrd_watchdog_progress(struct mfrd *d)
+{
+	static int64_t last;
+	uint64_t interval;
+	int64_t now;
+
+	if (!d->cfg.watchdog || sd_watchdog_enabled(0, &interval) <= 0)
+		return;
+	now = now_monotonic_usec();
+	if (now - last < (int64_t)(interval / 4))
+		return;
+	last = now;
+	sd_notify(0, "WATCHDOG=1");
 }
 
 static void load_dimms(struct mfrd *d)
@@ -204,14 +259,104 @@ static void apply_log_limits(const struct mfrd_config *cfg)
 			       cfg->log_rate_limit_interval * 1000000ULL);
 }
 
+/* Why memfds are not protected now, or NULL if they are. */
+static const char *unprotected_reason(const struct mfrd *d)
+{
+	if (!d->connected)
+		return "mfr.ko is not loaded (a kernel without the mfr hooks, or the module not loaded yet)";
+	if (d->rules_refused)
+		return "mfr.ko refused the rules (the journal names the rule; retried every metrics_interval)";
+	return NULL;
+}
+
 void mfrd_ready_if_protected(struct mfrd *d)
 {
-	if (d->ready_sent)
+	if (d->ready_sent) {
+		if (d->ready_degraded && !unprotected_reason(d)) {
+			d->ready_degraded = false;
+			mfrd_logf(LOG_NOTICE, MFRD_MSGID_READY_UNPROTECTED,
+				  "protected now: the %zu rules are in mfr.ko",
+				  d->rules.n);
+			mfrd_report_soon(d);
+		}
 		return;
-	if (!(d->connected && !d->rules_refused) && !d->cfg.ready_without_module)
+	}
+	if (unprotected_reason(d) && !d->cfg.ready_without_module)
 		return;
 	d->ready_sent = true;
 	mfrd_report_status(d, "READY=1");
+}
+
+/*
+ * READY=1 after ready_timeout even without protection: units ordered
+ * after mfrd.service (VMs) must not wait forever for a module that a
+ * fallback kernel lacks or for a rule that is refused, and neither must
+ * "apt upgrade" nor a reload queued behind the start job.  Loudly: a
+ * warning, STATUS and mfrd_ready_unprotected say the host is not
+ * protected, until it is.
+ */
+static void ready_unprotected(struct mfrd *d, unsigned int timeout,
+			      const char *why)
+{
+	struct mfrd_log *l = mfrd_log_new(LOG_WARNING,
+					  MFRD_MSGID_READY_UNPROTECTED);
+
+	mfrd_log_field(l, "MFR_READY_TIMEOUT", "%u", timeout);
+	mfrd_log_field(l, "MFR_UNPROTECTED_REASON", "%s", why);
+	mfrd_log_message(l, "host NOT protected after %u s (ready_timeout): %s; READY=1 sent all the same so that units ordered after mfrd.service start, their HugeTLB memfds unprotected until this is fixed",
+			 timeout, why);
+	mfrd_log_send(l);
+	d->ready_sent = true;
+	d->ready_degraded = true;
+}
+
+static int on_ready_timeout(sd_event_source *s, uint64_t usec, void *arg)
+{
+	struct mfrd *d = arg;
+	const char *why = unprotected_reason(d);
+
+	(void)s;
+	(void)usec;
+	if (d->ready_sent || !why)
+		return 0;
+	ready_unprotected(d, d->cfg.ready_timeout, why);
+	mfrd_report_status(d, "READY=1");
+	mfrd_report_soon(d);
+	return 0;
+}
+
+/* ready_timeout counts from the start of the process. */
+static int arm_ready_timeout(struct mfrd *d, int64_t started)
+{
+	if (d->ready_sent || !d->cfg.ready_timeout)
+		return 0;
+	return sd_event_add_time(d->event, &d->ready_timer, CLOCK_MONOTONIC,
+				 (uint64_t)started +
+				 d->cfg.ready_timeout * 1000000ULL,
+				 0, on_ready_timeout, d);
+}
+
+void mfrd_rules_retry(struct mfrd *d)
+{
+	int ret;
+
+	if (!d->connected || !d->rules_refused)
+		return;
+	d->rules_retrying = true;
+	ret = mfrd_rules_push(d, &d->rules);
+	d->rules_retrying = false;
+	if (ret)
+		return;
+	d->rules_refused = false;
+	free(d->rules_refusal);
+	d->rules_refusal = NULL;
+	mfrd_logf(LOG_NOTICE, MFRD_MSGID_CONFIG_REJECTED,
+		  "the rules refused earlier are accepted now: %zu rules in mfr.ko",
+		  d->rules.n);
+	/* Our rule-replace moved the generation: re-base. */
+	d->need_reconcile = mfrd_reconcile(d, "rules pushed") < 0;
+	mfrd_ready_if_protected(d);
+	mfrd_report_soon(d);
 }
 
 void mfrd_fail(struct mfrd *d)
@@ -331,6 +476,8 @@ static bool reload(struct mfrd *d, char **why)
 	}
 	if (d->connected) {
 		d->rules_refused = false;
+		free(d->rules_refusal);
+		d->rules_refusal = NULL;
 		/* Our rule-add and rule-del moved the generation: re-base. */
 		ret = mfrd_reconcile(d, "rules pushed");
 		d->need_reconcile = ret < 0;
@@ -382,8 +529,7 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si,
 	free(why);
 	if (d->ready_sent)
 		mfrd_report_status(d, "READY=1");
-	else
-		mfrd_ready_if_protected(d);
+	mfrd_ready_if_protected(d);
 	return 0;
 }
 
@@ -636,6 +782,21 @@ static void print_errors(const struct mfrd_errors *errs)
 }
 
 /*
+ * Where rules' cgroup paths are: the v2 hierarchy (on a hybrid host its
+ * "unified" mount), or $MFRD_CGROUP_ROOT (tests).  Neither v2 nor
+ * hybrid: /sys/fs/cgroup, where every cgroup path is then missing.
+ */
+static char *cgroup_root(void)
+{
+	const char *env = getenv("MFRD_CGROUP_ROOT");
+	char *root = env ? strdup(env) : mfrd_cgroup2_root(CGROUP_ROOT);
+
+	if (!root && !(root = strdup(CGROUP_ROOT)))
+		abort();
+	return root;
+}
+
+/*
  * Every file is checked in one run: mfrd.conf, then every rules file,
  * and the host checks of every rule that parsed.  The result must reach
  * stdout: a failed write (a full disk, /dev/full) is a failure too.
@@ -645,14 +806,9 @@ static int check_only(struct mfrd *d)
 	struct mfrd_config cfg = { 0 };
 	struct mfrd_rules rules = { 0 };
 	struct mfrd_errors cerrs = { 0 }, rerrs = { 0 };
-	char *root = getenv("MFRD_CGROUP_ROOT") ?
-		     strdup(getenv("MFRD_CGROUP_ROOT")) :
-		     mfrd_cgroup2_root(CGROUP_ROOT);
+	char *root = cgroup_root();
 	int ret = EXIT_SUCCESS;
 
-	/* Neither v2 nor hybrid: the checks say each cgroup is missing. */
-	if (!root && !(root = strdup(CGROUP_ROOT)))
-		abort();
 	if (mfrd_config_load(d->config_path, &cfg, &cerrs))
 		ret = EXIT_FAILURE;
 	if (mfrd_rules_check_dir(d->rules_dir, root, &rerrs) ||
@@ -687,6 +843,8 @@ static int check_only(struct mfrd *d)
 static int wait_for_settings(struct mfrd *d, struct mfrd_errors *errs)
 {
 	const struct timespec retry = { CONFIG_RETRY_SEC, 0 };
+	int64_t ready_at = now_monotonic_usec() +
+			   MFRD_READY_TIMEOUT_DEFAULT * 1000000LL;
 	char *last = NULL, *now;
 	siginfo_t si;
 	sigset_t mask;
@@ -699,10 +857,18 @@ static int wait_for_settings(struct mfrd *d, struct mfrd_errors *errs)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	for (;;) {
 		now = join_errors(errs);
-		if (!last || strcmp(now, last)) {
+		if (!last || strcmp(now, last))
 			log_config_errors(errs, LOG_ERR,
 					  "not starting until it is fixed: mfr.ko keeps the rules it has, no page of an earlier boot is offlined; the files are read again every " CONFIG_RETRY_TEXT " and on \"systemctl reload mfrd\"");
-			sd_notifyf(0, "STATUS=configuration refused (%zu error%s, see the journal): not started, waiting for a fix",
+		if (!last || strcmp(now, last) ||
+		    (!d->ready_sent && now_monotonic_usec() >= ready_at)) {
+			/* Bounded like ready_timeout, which is unread yet. */
+			if (!d->ready_sent && now_monotonic_usec() >= ready_at)
+				ready_unprotected(d, MFRD_READY_TIMEOUT_DEFAULT,
+						  "the configuration is refused: mfrd has not started (mfr.ko keeps whatever rules it has)");
+			sd_notifyf(0, "%sSTATUS=%sconfiguration refused (%zu error%s, see the journal): not started, waiting for a fix",
+				   d->ready_sent ? "READY=1\n" : "",
+				   d->ready_sent ? "DEGRADED, host NOT protected by mfrd: " : "",
 				   errs->n, errs->n == 1 ? "" : "s");
 		}
 		free(last);
@@ -881,6 +1047,11 @@ static void cleanup(struct mfrd *d)
 	free(d->store_moved_to);
 	free(d->store_path);
 	sd_event_source_unref(d->store_retry_src);
+	sd_event_source_unref(d->ready_timer);
+	sd_event_source_unref(d->identify_src);
+	free(d->rules_refusal);
+	free(d->cgroup_root);
+	free(d->cgroup_ids);
 	mfrd_dimms_free(d->dimms);
 	sd_event_unref(d->event);
 }
@@ -893,6 +1064,7 @@ int main(int argc, char **argv)
 	};
 	struct mfrd_errors errs = { 0 };
 	bool check = false, reload_opt = false;
+	int64_t started = now_monotonic_usec();
 	int ret;
 
 	ret = parse_args(&d, argc, argv, &check, &reload_opt);
@@ -908,6 +1080,7 @@ int main(int argc, char **argv)
 	    wait_for_settings(&d, &errs))
 		return EXIT_SUCCESS;
 	apply_log_limits(&d.cfg);
+	d.cgroup_root = cgroup_root();
 	push_rules_first(&d);
 	d.reload_ok_usec = mfrd_now_usec();
 	if (read_boot_id(&d)) {
@@ -931,6 +1104,8 @@ int main(int argc, char **argv)
 	}
 	if (d.store_in_memory)
 		schedule_store_retry(&d);
+	/* Left by a restart between a reconcile and its identification. */
+	mfrd_identify_pages(&d);
 	if (d.cfg.offline_recorded_pfns)
 		mfrd_offline_recorded(&d);
 	mfrd_module_try_connect(&d);
@@ -951,9 +1126,22 @@ int main(int argc, char **argv)
 		  d.store_in_memory ? " (store in memory only)" : "");
 	mfrd_report_soon(&d);
 	mfrd_ready_if_protected(&d);
-	if (!d.ready_sent)
-		mfrd_logf(LOG_NOTICE, NULL,
-			  "not READY until the rules are in mfr.ko (ready_without_module = no)");
+	if (!d.ready_sent) {
+		ret = arm_ready_timeout(&d, started);
+		if (ret < 0) {
+			mfrd_logf(LOG_ERR, NULL, "cannot set the ready timeout: %s",
+				  strerror(-ret));
+			ret = EXIT_FAILURE;
+			goto out;
+		}
+		if (d.cfg.ready_timeout)
+			mfrd_logf(LOG_NOTICE, NULL,
+				  "not READY until the rules are in mfr.ko, for %u s at most (ready_timeout)",
+				  d.cfg.ready_timeout);
+		else
+			mfrd_logf(LOG_NOTICE, NULL,
+				  "not READY until the rules are in mfr.ko, however long that takes (ready_timeout = 0)");
+	}
 
 	ret = sd_event_loop(d.event);
 	if (ret < 0) {

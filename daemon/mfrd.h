@@ -7,6 +7,7 @@
  *   mfrd.c          command line, start-up order, signals, reload
  *   mfrd-module.c   watching mfr.ko come and go, connecting to its family
  *   mfrd-rules.c    pushing the rules, all or nothing
+ *   mfrd-cgroups.c  the cgroups behind rules' paths, recreated or not
  *   mfrd-sync.c     events and reconciling dumps into the store
  *   mfrd-store-recover.c  a store that does not open: nothing lost
  *   mfrd-offline.c  hard-offlining the pfns of earlier boots
@@ -58,6 +59,10 @@ struct mfrd {
 	/* Protection: the rules are in the module, READY=1 was sent. */
 	int64_t rules_pushed_usec;	/* last successful push, 0: never */
 	bool ready_sent;
+	bool ready_degraded;		/* ... by ready_timeout, unprotected */
+	sd_event_source *ready_timer;	/* ready_timeout after the start */
+	bool rules_retrying;		/* a retry: a known refusal is quiet */
+	char *rules_refusal;		/* the last refusal logged */
 
 	char boot_id[64];
 	struct mfrd_store *store;
@@ -77,7 +82,11 @@ struct mfrd {
 	uint64_t earlier_boot_pfns;	/* fixed for the whole boot */
 	bool earlier_boot_pfns_known;	/* ... read from the store file */
 	struct mfrd_dimms *dimms;	/* SMBIOS memory devices, or NULL */
+	sd_event_source *identify_src;	/* identity of pages, in slices */
+	uint64_t identified, identify_slices;	/* ... this round, for the log */
 	unsigned int offline_dimm_changed;	/* earlier pfns on a changed DIMM */
+	unsigned int offline_failed;	/* earlier pfns not hard-offlined */
+	uint64_t pages_recorded;	/* page records created since start */
 
 	/* mfr.ko: watched with libudev and a timer, used when loaded. */
 	struct udev *udev;
@@ -89,6 +98,8 @@ struct mfrd {
 	struct mfr_genl *events;	/* the "events" group */
 	sd_event_source *events_src;
 	bool rules_refused;		/* the module refused the rules */
+	char *cgroup_root;		/* the cgroup v2 hierarchy's mount */
+	uint64_t *cgroup_ids;		/* rules' cgroups at their last push */
 	bool need_reconcile;		/* a reconcile failed: retry on tick */
 
 	/*
@@ -124,14 +135,30 @@ int mfrd_status_get(struct mfrd *d, mfr_genl_cb cb, void *arg);
 /* A store read or write failed: counted, exported, logged when new. */
 void mfrd_store_failed(struct mfrd *d, const char *what);
 
-/* Physical address and DIMM of the pages recorded without them. */
+/*
+ * Physical address and DIMM of the pages recorded without them: in
+ * slices, from the event loop (scheduled here, done in later turns).
+ */
 void mfrd_identify_pages(struct mfrd *d);
+
+/*
+ * Long work that cannot leave the loop (boot offlining before it runs,
+ * one reconcile transaction) calls this after each unit of progress:
+ * WATCHDOG=1 at most every quarter of WatchdogSec.
+ */
+void mfrd_watchdog_progress(struct mfrd *d);
 
 /* Retention of the events log, as mfrd.conf says. */
 void mfrd_prune_events(struct mfrd *d);
 
-/* Send READY=1 once protected (or as mfrd.conf allows, before). */
+/*
+ * Send READY=1 once protected (or as mfrd.conf allows, before); once
+ * protected after a READY=1 without it, say so.
+ */
 void mfrd_ready_if_protected(struct mfrd *d);
+
+/* The rules refused at connect or on a retry: push them again. */
+void mfrd_rules_retry(struct mfrd *d);
 
 /* CLOCK_REALTIME microseconds, as the store keeps times. */
 int64_t mfrd_now_usec(void);
@@ -156,6 +183,13 @@ void mfrd_module_close(struct mfrd *d);
  * module blamed (and put in *d->reload_error while reloading).  0 or -1.
  */
 int mfrd_rules_push(struct mfrd *d, const struct mfrd_rules *rules);
+
+/*
+ * On the tick: a rule's cgroup recreated (a VM's scope, a restarted
+ * slice), removed or created since the last push makes mfrd push the
+ * rules again, so the module resolves the path to the cgroup there now.
+ */
+void mfrd_rules_check_cgroups(struct mfrd *d);
 
 /* mfrd-sync.c */
 /*

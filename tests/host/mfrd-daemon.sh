@@ -7,7 +7,9 @@
 #   directory) is left as it is, its earlier pfns still counted, and the
 #   metric stays set, across restarts, until "mfrctl store ack";
 # - not READY without the module, unless ready_without_module = yes, and
-#   the metrics say it waits;
+#   the metrics say it waits; READY after ready_timeout all the same
+#   (a configuration error too), with a degraded STATUS, a warning and
+#   mfrd_ready_unprotected 1;
 # - a configuration error at start makes mfrd wait for a fix, logging
 #   its errors once, not exit into a restart loop;
 # - "mfrd --reload PID" (the unit's ExecReload) waits for the outcome:
@@ -25,6 +27,7 @@ tmp=$(mktemp -d)
 pid=
 cleanup() {
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	[ -n "${listener:-}" ] && kill "$listener" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -143,7 +146,8 @@ if command -v promtool >/dev/null; then
 	fi
 	# Every metric the rules use is one mfrd writes.
 	for m in $(grep -oE '\b(mfrd?_[a-z_]+)\b' "$root/prometheus/mfr-alerts.yml" | sort -u); do
-		case $m in mfr_folios_pending) continue ;; esac	# the module's, needs it loaded
+		# the module's, need it loaded
+		case $m in mfr_folios_pending | mfr_budget_fallbacks_total) continue ;; esac
 		grep -q "^# TYPE $m " "$tmp/mfr.prom" && ok "the rules' metric $m is in the file" ||
 			fail "the rules use $m, which mfrd does not write"
 	done
@@ -269,12 +273,64 @@ kill "$listener" 2>/dev/null || true
 # SIGTERM: mfrd stops with status 0, without an ASan or UBSan report.
 stop_mfrd() { # WHAT LOG
 	local rc=0
-	kill "$pid"
+	kill "$pid" 2>/dev/null || true	# already gone: wait tells how
 	wait "$pid" || rc=$?
 	pid=
 	[ "$rc" = 0 ] && ok "$1: mfrd stops cleanly on SIGTERM" ||
 		{ fail "$1: mfrd exit $rc on SIGTERM"; tail -30 "$2"; }
 }
+
+# ready_timeout: without the module, READY=1 after the bound all the
+# same (VMs ordered after mfrd.service start), loudly not protected.
+grep -v '^ready_without_module' "$tmp/mfrd.conf" >"$tmp/bounded.conf"
+sed -i "s|^metrics_file = .*|metrics_file = $tmp/bounded.prom|" "$tmp/bounded.conf"
+echo 'ready_timeout = 3' >>"$tmp/bounded.conf"
+python3 - "$tmp/notify3" >"$tmp/notify3.log" <<'EOP2' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+t0 = time.monotonic()
+while True:
+    m = s.recv(4096).decode().replace("\n", " | ")
+    print("%.1f %s" % (time.monotonic() - t0, m), flush=True)
+EOP2
+listener=$!
+wait_for 10 test -S "$tmp/notify3"
+NOTIFY_SOCKET=$tmp/notify3 "$mfrd" --config "$tmp/bounded.conf" --rules-dir "$tmp/rules" \
+	>"$tmp/bounded.log" 2>&1 &
+pid=$!
+sleep 1.5
+if grep -q 'STATUS=waiting for mfr.ko' "$tmp/notify3.log" && ! grep -q 'READY=1' "$tmp/notify3.log"; then
+	ok "ready_timeout = 3: no READY=1 before the bound"
+else
+	fail "ready_timeout: early notify messages: $(cat "$tmp/notify3.log")"
+fi
+if wait_for 10 grep -q 'READY=1 | STATUS=DEGRADED, host NOT protected.*waiting for mfr.ko' "$tmp/notify3.log"; then
+	ok "ready_timeout = 3: READY=1 after it, STATUS says DEGRADED, host NOT protected"
+else
+	fail "ready_timeout: no degraded READY=1: $(cat "$tmp/notify3.log")"
+fi
+grep -q 'host NOT protected after 3 s (ready_timeout): mfr.ko is not loaded' "$tmp/bounded.log" &&
+	grep -q 'MFR_READY_TIMEOUT=3 ' "$tmp/bounded.log" &&
+	ok "ready_timeout: a warning says why the host is not protected" ||
+	{ fail "ready_timeout: no warning"; cat "$tmp/bounded.log"; }
+wait_for 10 grep -qs '^mfrd_ready_unprotected 1$' "$tmp/bounded.prom" &&
+	grep -q '^mfrd_protected 0$' "$tmp/bounded.prom" &&
+	ok "ready_timeout: metric mfrd_ready_unprotected 1" ||
+	fail "ready_timeout: metrics: $(grep -E 'ready|protected' "$tmp/bounded.prom" 2>&1)"
+sleep 1.5
+[ "$(grep -c 'host NOT protected after' "$tmp/bounded.log")" = 1 ] &&
+	ok "ready_timeout: warned once" || fail "ready_timeout: warned $(grep -c 'host NOT protected after' "$tmp/bounded.log") times"
+# A reload is answered at once (systemd would no longer queue it behind
+# a start job), and keeps the degraded state visible.
+rc=0
+timeout 10 "$mfrd" --reload "$pid" >"$tmp/reload3.out" 2>&1 || rc=$?
+ready_after_reload() { tr -d '\n' <"$tmp/notify3.log" | grep -q 'RELOADING=1.*READY=1 | STATUS=DEGRADED'; }
+[ "$rc" = 0 ] && wait_for 5 ready_after_reload &&
+	ok "ready_timeout: a reload after the degraded READY=1 succeeds, still DEGRADED" ||
+	{ fail "ready_timeout: reload exit $rc: $(cat "$tmp/reload3.out")"; cat "$tmp/notify3.log"; }
+stop_mfrd "ready_timeout" "$tmp/bounded.log"
+kill "$listener" 2>/dev/null || true
 
 # Stores mfrd cannot use are left as they are.  Each case starts from a
 # copy of the store above (one record, pfn 0x9000 of boot-2: an earlier
@@ -430,7 +486,67 @@ grep -q "MFR_DIMM_CHANGED=1 " "$tmp/log3" && grep -q "MFR_FAILED=2 " "$tmp/log3"
 	fail "journal fields of the offlining: $(grep -i offline "$tmp/log3")"
 wait_for 30 grep -q '^mfr_offline_dimm_changed 1$' "$tmp/mfr.prom" &&
 	ok "metric mfr_offline_dimm_changed 1" || fail "no DIMM change in the metrics"
+grep -q '^mfr_offline_failed 2$' "$tmp/mfr.prom" &&
+	ok "metric mfr_offline_failed 2 (for the MfrBootOfflineFailed alert)" ||
+	fail "boot offlining failures not in the metrics: $(grep offline "$tmp/mfr.prom")"
+[ ! -e "$tmp/state/recorded-pfns-offlined" ] &&
+	ok "a pass with failures is not marked done: the next start retries it" ||
+	fail "boot offlining with failures marked done"
 kill "$pid"; wait "$pid" || true; pid=
+
+# Long work never starves the watchdog (WatchdogSec=30 semantics): a
+# restart finds 20 000 pages of this boot without their memory identity
+# (mfrd was killed between a reconcile and its identification, one fsync
+# per page); it identifies them in slices from the event loop, READY and
+# WATCHDOG=1 meanwhile, and is not killed.
+store_case big
+python3 - "$tmp/big/mfrd.db" <<'EOP2'
+import sqlite3, sys
+boot = open("/proc/sys/kernel/random/boot_id").read().strip()
+c = sqlite3.connect(sys.argv[1])
+c.executemany("INSERT INTO poisoned_pages (boot_id, pfn, state, first_seen_usec, last_update_usec)"
+              " VALUES (?, ?, 'kept', 1, 1)", ((boot, 0x200000 + i) for i in range(20000)))
+c.commit()
+EOP2
+# No boot offlining: good.db's earlier pfn 0x9000 is real memory here.
+sed -i -e 's/^watchdog = no$/watchdog = yes/' \
+	-e 's/^offline_recorded_pfns = yes$/offline_recorded_pfns = no/' "$tmp/big.conf"
+grep -q '^offline_recorded_pfns = no$' "$tmp/big.conf" || { fail "big.conf offlines"; exit 1; }
+python3 - "$tmp/notify5" >"$tmp/notify5.log" <<'EOP2' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+t0 = time.monotonic()
+while True:
+    m = s.recv(4096).decode().replace("\n", " | ")
+    print("%.3f %s" % (time.monotonic() - t0, m), flush=True)
+EOP2
+listener=$!
+wait_for 10 test -S "$tmp/notify5"
+NOTIFY_SOCKET=$tmp/notify5 WATCHDOG_USEC=30000000 "$mfrd" --config "$tmp/big.conf" \
+	--rules-dir "$tmp/rules" >"$tmp/big.log" 2>&1 &
+pid=$!
+unidentified() { db_query "$tmp/big/mfrd.db" "select count(*) from poisoned_pages where phys_addr is null"; }
+all_identified() { [ "$(unidentified)" = 0 ]; }
+if wait_for 120 all_identified; then
+	ok "20 000 pages of this boot identified after a restart"
+else
+	fail "pages left without identity: $(unidentified)"; tail "$tmp/big.log"
+fi
+slices=$(sed -n 's/.*memory identity of 20000 pages recorded, in \([0-9]*\) slices.*/\1/p' "$tmp/big.log")
+[ "${slices:-0}" -gt 10 ] && ok "... in $slices slices from the event loop" ||
+	{ fail "identity not done in slices"; grep -i identity "$tmp/big.log"; }
+grep -q 'WATCHDOG=1' "$tmp/notify5.log" && ok "... WATCHDOG=1 sent (WATCHDOG_USEC=30 s)" ||
+	{ fail "no WATCHDOG=1: $(head -5 "$tmp/notify5.log")"; }
+# Every gap between two pings (and from the start to the first) is well
+# under WatchdogSec: systemd would never have killed it.
+if awk '/WATCHDOG=1/ { if ($1 - last > 15) bad = 1; last = $1 } END { exit bad }' "$tmp/notify5.log"; then
+	ok "... never more than 15 s between two WATCHDOG=1"
+else
+	fail "a watchdog gap over 15 s: $(grep WATCHDOG "$tmp/notify5.log")"
+fi
+stop_mfrd "big" "$tmp/big.log"
+kill "$listener" 2>/dev/null || true
 
 # A configuration error at start: no exit (systemd would restart mfrd
 # every second, logging every error again); mfrd logs the errors once,
@@ -438,7 +554,16 @@ kill "$pid"; wait "$pid" || true; pid=
 mkdir -p "$tmp/rules-bad"
 printf '[rule]\nname-glob = guest-ram*\nacton = keep\n' >"$tmp/rules-bad/10-vms.conf"
 sed -i 's/^offline_recorded_pfns = yes$/offline_recorded_pfns = no/' "$tmp/mfrd.conf"
-"$mfrd" --config "$tmp/mfrd.conf" --rules-dir "$tmp/rules-bad" >"$tmp/log4" 2>&1 &
+python3 - "$tmp/notify4" >"$tmp/notify4.log" <<'EOP2' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+while True:
+    print(s.recv(4096).decode().replace("\n", " | "), flush=True)
+EOP2
+listener=$!
+wait_for 10 test -S "$tmp/notify4"
+NOTIFY_SOCKET=$tmp/notify4 "$mfrd" --config "$tmp/mfrd.conf" --rules-dir "$tmp/rules-bad" >"$tmp/log4" 2>&1 &
 pid=$!
 sleep 7	# past the first re-read (every 5 s)
 if kill -0 "$pid" 2>/dev/null; then
@@ -455,6 +580,15 @@ rc=0
 [ "$rc" = 1 ] && grep -q '10-vms.conf:3: unknown key "acton"' "$tmp/reload4.out" &&
 	ok "mfrd --reload while waiting: exit 1 with the errors" ||
 	{ fail "mfrd --reload while waiting: exit $rc"; cat "$tmp/reload4.out"; }
+# The wait for a fix is bounded like ready_timeout (its default, 30 s:
+# the file that would set it is refused): READY=1, loudly degraded.
+if wait_for 40 grep -q 'READY=1 | STATUS=DEGRADED, host NOT protected by mfrd: configuration refused' "$tmp/notify4.log"; then
+	ok "a configuration error at start: READY=1 after 30 s all the same, STATUS DEGRADED"
+else
+	fail "a configuration error at start: no bounded READY=1: $(cat "$tmp/notify4.log")"
+fi
+grep -q 'host NOT protected after 30 s (ready_timeout): the configuration is refused' "$tmp/log4" &&
+	ok "... with a warning saying why" || { fail "no warning of the degraded READY=1"; cat "$tmp/log4"; }
 printf '[rule]\nname-glob = guest-ram*\naction = keep\n' >"$tmp/rules-bad/10-vms.conf"
 if wait_for 15 grep -q 'configuration fixed: starting' "$tmp/log4" &&
 	wait_for 15 grep -q '^mfrd: started: 1 rules' "$tmp/log4"; then
@@ -463,6 +597,7 @@ else
 	fail "mfrd did not start after the fix"; cat "$tmp/log4"
 fi
 stop_mfrd "log4" "$tmp/log4"
+kill "$listener" 2>/dev/null || true
 
 [ "$failed" = 0 ] && echo "all mfrd daemon checks passed"
 [ "$failed" = 0 ]

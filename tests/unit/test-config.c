@@ -328,15 +328,17 @@ static void test_config_growth_keys(void)
 	snprintf(p, sizeof(p), "%s", unit_path("growth.conf"));
 	unit_write(p, "# defaults\n", -1);
 	CHECK(mfrd_config_load(p, &c, &e) == 0, "an empty mfrd.conf loads");
-	CHECK(!c.ready_without_module && c.events_max_age_days == 90 &&
+	CHECK(!c.ready_without_module && c.ready_timeout == 30 &&
+	      c.events_max_age_days == 90 &&
 	      c.events_max_rows == 100000 && c.log_rate_limit_burst == 50 &&
 	      c.log_rate_limit_interval == 60,
-	      "defaults: not ready without the module, 90 days, 100000 rows, 50 per 60 s");
+	      "defaults: not ready without the module for 30 s, 90 days, 100000 rows, 50 per 60 s");
 	mfrd_config_free(&c);
 	unit_write(p, "ready_without_module = yes\nevents_max_age_days = 0\n"
 		   "events_max_rows = 5\nlog_rate_limit_burst = 0\n"
-		   "log_rate_limit_interval = 1\n", -1);
+		   "log_rate_limit_interval = 1\nready_timeout = 0\n", -1);
 	CHECK(mfrd_config_load(p, &c, &e) == 0 && c.ready_without_module &&
+	      c.ready_timeout == 0 &&
 	      c.events_max_age_days == 0 && c.events_max_rows == 5 &&
 	      c.log_rate_limit_burst == 0 && c.log_rate_limit_interval == 1,
 	      "the values given are taken");

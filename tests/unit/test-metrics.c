@@ -12,7 +12,7 @@
 #include "mfrd-metrics.h"
 #include "unit.h"
 
-#define DAEMON_TEXT(version, protected, waiting, pushed, reload_ok,	\
+#define DAEMON_TEXT(version, protected, waiting, unprotected, pushed, reload_ok, \
 		    reloads_failed, events, store_errors, recovered, in_memory, \
 		    written)							\
 	"# HELP mfrd_build_info Version of mfrd, as a label.\n"		\
@@ -24,6 +24,9 @@
 	"# HELP mfrd_waiting_for_module Whether mfrd waits for the mfr module to be loaded.\n" \
 	"# TYPE mfrd_waiting_for_module gauge\n"				\
 	"mfrd_waiting_for_module " waiting "\n"				\
+	"# HELP mfrd_ready_unprotected Whether mfrd told systemd it is ready while its rules are not in the module (ready_timeout passed, ready_without_module, or the module went away): units ordered after mfrd run unprotected.\n" \
+	"# TYPE mfrd_ready_unprotected gauge\n"				\
+	"mfrd_ready_unprotected " unprotected "\n"			\
 	"# HELP mfrd_rules_pushed_timestamp_seconds When the rules were last pushed to the module (0: never).\n" \
 	"# TYPE mfrd_rules_pushed_timestamp_seconds gauge\n"		\
 	"mfrd_rules_pushed_timestamp_seconds " pushed "\n"			\
@@ -46,6 +49,14 @@
 	"# HELP mfrd_metrics_write_timestamp_seconds When mfrd wrote this file: a stale value means mfrd is not running.\n" \
 	"# TYPE mfrd_metrics_write_timestamp_seconds gauge\n"		\
 	"mfrd_metrics_write_timestamp_seconds " written "\n"
+
+#define RECORDED_TEXT(failed, n)					\
+	"# HELP mfr_offline_failed Pfns of earlier boots that boot offlining could not hard-offline (retried at mfrd's next start).\n" \
+	"# TYPE mfr_offline_failed gauge\n"				\
+	"mfr_offline_failed " failed "\n"					\
+	"# HELP mfr_poisoned_pages_recorded_total Poisoned pages mfrd recorded for the first time since it started (events and dumps; a restart or a reboot starts from 0).\n" \
+	"# TYPE mfr_poisoned_pages_recorded_total counter\n"		\
+	"mfr_poisoned_pages_recorded_total " n "\n"
 
 #define EVENTS_TEXT(lost, redumps, suppressed, pruned)			\
 	"# HELP mfrd_events_lost_total Times mfrd lost module events (receive buffer overrun, generation gap).\n" \
@@ -117,7 +128,8 @@ static const char loaded_text[] =
 	"# HELP mfr_offline_dimm_changed Pfns of earlier boots recorded on another DIMM than the one at their address now (offlined all the same).\n"
 	"# TYPE mfr_offline_dimm_changed gauge\n"
 	"mfr_offline_dimm_changed 2\n"
-	DAEMON_TEXT("0.1.0", "1", "0", "1700000000.500", "1700000001.250",
+	RECORDED_TEXT("3", "9")
+	DAEMON_TEXT("0.1.0", "1", "0", "0", "1700000000.500", "1700000001.250",
 		    "2", EVENTS_TEXT("4", "5", "6", "7") ROWS_TEXT("8"),
 		    "3", "1", "0", "1700000002.125");
 
@@ -129,7 +141,8 @@ static const char unloaded_text[] =
 	"# HELP mfr_module_loaded Whether the mfr module is loaded (its family answers).\n"
 	"# TYPE mfr_module_loaded gauge\n"
 	"mfr_module_loaded 0\n"
-	DAEMON_TEXT("", "0", "0", "0.000", "0.000", "0",
+	RECORDED_TEXT("0", "0")
+	DAEMON_TEXT("", "0", "0", "1", "0.000", "0.000", "0",
 		    EVENTS_TEXT("0", "0", "0", "0"), "0", "0", "0", "0.000");
 
 static ino_t inode_of(const char *path)
@@ -161,6 +174,8 @@ int main(void)
 	m.has_pages = m.has_earlier_boot_pfns = true;
 	m.earlier_boot_pfns = 17;
 	m.offline_dimm_changed = 2;
+	m.offline_failed = 3;
+	m.pages_recorded = 9;
 	m.daemon_version = "0.1.0";
 	m.protected = true;
 	m.rules_pushed_time = 1700000000.5;
@@ -190,6 +205,7 @@ int main(void)
 	      "mode 0644, readable by node_exporter");
 
 	memset(&m, 0, sizeof(m));
+	m.ready_unprotected = true;
 	CHECK(mfrd_metrics_write(path, &m) == 0, "write without the module");
 	text = unit_read(path);
 	CHECK_STR(text, unloaded_text, "exposition text without the module");
