@@ -25,9 +25,15 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 tmp=$(mktemp -d)
 pid=
+# Runs under set -e: a process already gone must not fail the test.
 cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	[ -n "${listener:-}" ] && kill "$listener" 2>/dev/null
+	if [ -n "$pid" ]; then
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	fi
+	if [ -n "${listener:-}" ]; then
+		kill "$listener" 2>/dev/null || true
+	fi
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -55,16 +61,25 @@ offline_recorded_pfns = no
 watchdog = no
 EOC
 
-# A notify socket of our own: READY=1 must not come without the module.
-python3 - "$tmp/notify" >"$tmp/notify.log" <<'EOP' &
-import socket, sys
+# notify_listener SOCKET LOG: a systemd notify socket of our own; each
+# datagram becomes a line of LOG, "SECONDS-SINCE-START MSG | MSG".  Sets
+# $listener to its pid.
+notify_listener() {
+	python3 - "$1" >"$2" <<'EOP' &
+import socket, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.bind(sys.argv[1])
+t0 = time.monotonic()
 while True:
-    print(s.recv(4096).decode().replace("\n", " | "), flush=True)
+    m = s.recv(4096).decode().replace("\n", " | ")
+    print("%.3f %s" % (time.monotonic() - t0, m), flush=True)
 EOP
-listener=$!
-wait_for 10 test -S "$tmp/notify"
+	listener=$!
+	wait_for 10 test -S "$1"
+}
+
+# A notify socket of our own: READY=1 must not come without the module.
+notify_listener "$tmp/notify" "$tmp/notify.log"
 NOTIFY_SOCKET=$tmp/notify "$mfrd" --config "$tmp/mfrd.conf" --rules-dir "$tmp/rules" \
 	>"$tmp/log" 2>&1 &
 pid=$!
@@ -250,15 +265,7 @@ kill "$listener" 2>/dev/null || true
 
 # ready_without_module: READY=1 at once, the wait still shown.
 echo 'ready_without_module = yes' >>"$tmp/mfrd.conf"
-python3 - "$tmp/notify2" >"$tmp/notify2.log" <<'EOP' &
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-while True:
-    print(s.recv(4096).decode().replace("\n", " | "), flush=True)
-EOP
-listener=$!
-wait_for 10 test -S "$tmp/notify2"
+notify_listener "$tmp/notify2" "$tmp/notify2.log"
 NOTIFY_SOCKET=$tmp/notify2 "$mfrd" --config "$tmp/mfrd.conf" --rules-dir "$tmp/rules" \
 	>"$tmp/log2" 2>&1 &
 pid=$!
@@ -285,17 +292,7 @@ stop_mfrd() { # WHAT LOG
 grep -v '^ready_without_module' "$tmp/mfrd.conf" >"$tmp/bounded.conf"
 sed -i "s|^metrics_file = .*|metrics_file = $tmp/bounded.prom|" "$tmp/bounded.conf"
 echo 'ready_timeout = 3' >>"$tmp/bounded.conf"
-python3 - "$tmp/notify3" >"$tmp/notify3.log" <<'EOP2' &
-import socket, sys, time
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-t0 = time.monotonic()
-while True:
-    m = s.recv(4096).decode().replace("\n", " | ")
-    print("%.1f %s" % (time.monotonic() - t0, m), flush=True)
-EOP2
-listener=$!
-wait_for 10 test -S "$tmp/notify3"
+notify_listener "$tmp/notify3" "$tmp/notify3.log"
 NOTIFY_SOCKET=$tmp/notify3 "$mfrd" --config "$tmp/bounded.conf" --rules-dir "$tmp/rules" \
 	>"$tmp/bounded.log" 2>&1 &
 pid=$!
@@ -512,17 +509,7 @@ EOP2
 sed -i -e 's/^watchdog = no$/watchdog = yes/' \
 	-e 's/^offline_recorded_pfns = yes$/offline_recorded_pfns = no/' "$tmp/big.conf"
 grep -q '^offline_recorded_pfns = no$' "$tmp/big.conf" || { fail "big.conf offlines"; exit 1; }
-python3 - "$tmp/notify5" >"$tmp/notify5.log" <<'EOP2' &
-import socket, sys, time
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-t0 = time.monotonic()
-while True:
-    m = s.recv(4096).decode().replace("\n", " | ")
-    print("%.3f %s" % (time.monotonic() - t0, m), flush=True)
-EOP2
-listener=$!
-wait_for 10 test -S "$tmp/notify5"
+notify_listener "$tmp/notify5" "$tmp/notify5.log"
 NOTIFY_SOCKET=$tmp/notify5 WATCHDOG_USEC=30000000 "$mfrd" --config "$tmp/big.conf" \
 	--rules-dir "$tmp/rules" >"$tmp/big.log" 2>&1 &
 pid=$!
@@ -554,15 +541,7 @@ kill "$listener" 2>/dev/null || true
 mkdir -p "$tmp/rules-bad"
 printf '[rule]\nname-glob = guest-ram*\nacton = keep\n' >"$tmp/rules-bad/10-vms.conf"
 sed -i 's/^offline_recorded_pfns = yes$/offline_recorded_pfns = no/' "$tmp/mfrd.conf"
-python3 - "$tmp/notify4" >"$tmp/notify4.log" <<'EOP2' &
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-while True:
-    print(s.recv(4096).decode().replace("\n", " | "), flush=True)
-EOP2
-listener=$!
-wait_for 10 test -S "$tmp/notify4"
+notify_listener "$tmp/notify4" "$tmp/notify4.log"
 NOTIFY_SOCKET=$tmp/notify4 "$mfrd" --config "$tmp/mfrd.conf" --rules-dir "$tmp/rules-bad" >"$tmp/log4" 2>&1 &
 pid=$!
 sleep 7	# past the first re-read (every 5 s)
