@@ -81,7 +81,7 @@ int mfr_event_fill(struct sk_buff *msg, const struct mfr_event *ev)
  * critical section, and one sender at a time sends from the head of the
  * queue.  Consumers may rely on that order (mfr.yaml says so).
  */
-static struct sk_buff_head mfr_ntf_queue;
+static struct sk_buff_head mfr_ntf_pending;
 static DEFINE_MUTEX(mfr_ntf_send_lock);
 
 static void mfr_ntf_send_queued(void)
@@ -89,7 +89,7 @@ static void mfr_ntf_send_queued(void)
 	struct sk_buff *msg;
 
 	mutex_lock(&mfr_ntf_send_lock);
-	while ((msg = skb_dequeue(&mfr_ntf_queue)))
+	while ((msg = skb_dequeue(&mfr_ntf_pending)))
 		mfr_nl_event_multicast(msg);
 	mutex_unlock(&mfr_ntf_send_lock);
 }
@@ -103,7 +103,7 @@ static DECLARE_WORK(mfr_ntf_work, mfr_ntf_work_fn);
 
 void mfr_events_init(void)
 {
-	skb_queue_head_init(&mfr_ntf_queue);
+	skb_queue_head_init(&mfr_ntf_pending);
 }
 
 struct sk_buff *mfr_ntf_new(u8 cmd, gfp_t gfp, void **hdr)
@@ -119,14 +119,14 @@ u64 mfr_ntf_queue(struct sk_buff *msg, void *hdr, int generation_attr)
 	unsigned long flags;
 	u64 generation;
 
-	spin_lock_irqsave(&mfr_ntf_queue.lock, flags);
+	spin_lock_irqsave(&mfr_ntf_pending.lock, flags);
 	generation = mfr_state_changed();
 	if (msg && !nla_put_uint(msg, generation_attr, generation)) {
 		genlmsg_end(msg, hdr);
-		__skb_queue_tail(&mfr_ntf_queue, msg);
+		__skb_queue_tail(&mfr_ntf_pending, msg);
 		msg = NULL;
 	}
-	spin_unlock_irqrestore(&mfr_ntf_queue.lock, flags);
+	spin_unlock_irqrestore(&mfr_ntf_pending.lock, flags);
 	nlmsg_free(msg);
 	return generation;
 }
