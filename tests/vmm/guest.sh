@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Guest side of "make test-vmm" (see run.sh), in the patched kernel booted
+# with an SVM vCPU: Debian's own qemu-system-x86_64 runs a KVM guest (Debian's
+# linux-image-amd64, tests/vmm/memcheck.c as its init) whose RAM is a HugeTLB
+# memfd, and one host pfn under the checker's memory gets corrupt-pfn.
+# Each scenario leaves one "result" line in $VMM_DIR/results (key=value).
+#
+#   VMM_SCENARIOS  "stock-2m keep-2m" (default): stock = no rule matches
+#                  QEMU's memfd, keep = mfrd's rule opts it in
+#   VMM_CPU        the inner guest's -cpu (default: host,vendor=GenuineIntel)
+set -u
+. "$MFR_ROOT/tests/vm/lib.sh"
+: "${VMM_DIR:?}"
+
+# The rules mfrd pushes: the packaged example once it names QEMU's memfd.
+RULES_DIR=$MFR_ROOT/tests/vmm/rules
+image=$MFR_ROOT/build/vmm/image
+ctl=$MFR_ROOT/build/daemon/mfrctl
+mfrd=$MFR_ROOT/build/daemon/mfrd
+hmp=$MFR_ROOT/tests/vmm/hmp.py
+VMM_CPU=${VMM_CPU:-host,vendor=GenuineIntel}
+results=$VMM_DIR/results
+
+meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
+hp_free() { cat "$(hugepages_dir "$1")/free_hugepages"; }
+wait_until() { # SECONDS COMMAND...: poll every second
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 1
+	done
+}
+# kpageflags PFN: the page's flags word (decimal).
+kpageflags() {
+	"$PYTHON" -c 'import struct, sys
+with open("/proc/kpageflags", "rb") as f:
+    f.seek(int(sys.argv[1], 0) * 8)
+    print(struct.unpack("<Q", f.read(8))[0])' "$1"
+}
+# host_pfn PID GPA: the host pfn behind guest physical address GPA of QEMU
+# PID: the guest RAM memfd's mapping (below 4 GiB, gpa = offset in it),
+# then that address in /proc/PID/pagemap.
+host_pfn() {
+	"$PYTHON" - "$1" "$2" <<'PY'
+import struct, sys
+pid, gpa = int(sys.argv[1]), int(sys.argv[2], 0)
+for line in open(f"/proc/{pid}/maps"):
+    if "memory-backend-memfd" in line:
+        start = int(line.split("-")[0], 16)
+        break
+else:
+    sys.exit("no memory-backend-memfd mapping in QEMU")
+with open(f"/proc/{pid}/pagemap", "rb") as f:
+    f.seek((start + gpa) // 4096 * 8)
+    ent = struct.unpack("<Q", f.read(8))[0]
+if not ent >> 63:
+    sys.exit("guest page not present in QEMU")
+print(hex(ent & ((1 << 55) - 1)))
+PY
+}
+
+# ---- premise: nested SVM with nested paging, kvm_amd, hwpoison-inject
+check "the vCPU offers SVM (svm in /proc/cpuinfo)" grep -qw svm /proc/cpuinfo
+check "the vCPU offers nested paging (npt in /proc/cpuinfo)" grep -qw npt /proc/cpuinfo
+modprobe kvm_amd
+check "kvm_amd loaded" test -d /sys/module/kvm_amd
+check "kvm_amd uses nested paging" grep -qx Y /sys/module/kvm_amd/parameters/npt
+check "/dev/kvm" test -c /dev/kvm
+modprobe hwpoison_inject
+mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
+check "hwpoison-inject's corrupt-pfn" test -w /sys/kernel/debug/hwpoison/corrupt-pfn
+check "Debian's qemu-system-x86_64, unmodified" dpkg -V qemu-system-x86
+[ "$failures" = 0 ] || exit 1
+
+mfrd_pid=
+T=$VMM_DIR/mfrd
+rm -rf "$T" && mkdir -p "$T/metrics"
+cat >"$T/mfrd.conf" <<EOF
+state_dir = $T/state
+metrics_file = $T/metrics/mfr.prom
+metrics_interval = 2
+EOF
+start_mfrd() {
+	"$mfrd" --config "$T/mfrd.conf" --rules-dir "$RULES_DIR" >>"$T/log" 2>&1 &
+	mfrd_pid=$!
+	wait_until 60 bash -c "'$ctl' -j rules list | grep -q memory-backend-memfd"
+}
+cleanup() {
+	[ -n "$mfrd_pid" ] && kill "$mfrd_pid" 2>/dev/null
+	[ -n "${qemu_pid:-}" ] && kill -9 "$qemu_pid" 2>/dev/null
+}
+trap cleanup EXIT
+
+# scenario NAME OPTIN(keep|stock) SIZE(2M|1G) MEM
+scenario() {
+	local name=$1 optin=$2 size=$3 mem=$4 d=$VMM_DIR/$1 hp_kb npages free0 free1
+	local target pfn hc0 hc1 flags survived finished wrong lost mces addrs exact
+	local memfd_line
+	echo "# scenario $name: $optin, $size pages, $mem guest (t=${SECONDS}s)"
+	rm -rf "$d" && mkdir -p "$d"
+	hp_kb=$([ "$size" = 1G ] && echo 1048576 || echo 2048)
+	npages=$(($(numfmt --from=iec "$mem") / 1024 / hp_kb))
+	[ "$size" != 1G ] || one_free_1g_page
+	free0=$(hp_free "$size")
+	hc0=$(meminfo HardwareCorrupted)
+	nice -n 0 qemu-system-x86_64 -accel kvm -cpu "$VMM_CPU" -smp 1 -m "$mem" \
+		-object "memory-backend-memfd,id=hm,size=$mem,hugetlb=on,hugetlbsize=${size},share=on,prealloc=on" \
+		-machine q35,memory-backend=hm -nodefaults -display none \
+		-kernel "$image/vmlinuz" -initrd "$image/initramfs.cpio.gz" \
+		-append "console=ttyS0 panic=0 memcheck.wait=${VMM_WAIT:-180}" \
+		-serial "file:$d/serial" -monitor "unix:$d/mon,server=on,wait=off" \
+		>"$d/qemu.out" 2>&1 &
+	qemu_pid=$!
+	echo "$qemu_pid" >"$d/qemu.pid"
+	check "$name: the guest's checker filled its memory" \
+		wait_until "${VMM_BOOT_TIMEOUT:-900}" grep -q '^MEMCHECK ready' "$d/serial"
+	free1=$(hp_free "$size")
+	check "$name: guest RAM is $npages $size hugepages (free $free0 -> $free1)" \
+		test $((free0 - free1)) = "$npages"
+	memfd_line=$("$ctl" memfd list 2>&1 | awk -v p="$qemu_pid" '$3 == p')
+	if [ "$optin" = keep ]; then
+		check "$name: QEMU's memfd is opted in (mfrctl memfd list: $memfd_line)" \
+			grep -q 'memory-backend-memfd.*keep' <<<"$memfd_line"
+	else
+		check "$name: QEMU's memfd is not opted in" test -z "$memfd_line"
+	fi
+	target=$(sed -n 's/^MEMCHECK target gpa=\(0x[0-9a-f]*\) .*/\1/p' "$d/serial" | head -n1)
+	pfn=$(host_pfn "$qemu_pid" "$target")
+	check "$name: host pfn $pfn backs guest physical $target" test -n "$pfn"
+	echo "# inject: corrupt-pfn $pfn (guest physical $target) (t=${SECONDS}s)"
+	echo "$pfn" >/sys/kernel/debug/hwpoison/corrupt-pfn
+	# The checker ends two passes after its first machine check or
+	# signal, or VMM_WAIT seconds after it was ready without one.
+	wait_until $((${VMM_WAIT:-180} + 600)) bash -c "grep -qE '^MEMCHECK done|Kernel panic' '$d/serial' || ! kill -0 $qemu_pid 2>/dev/null"
+	sleep 2
+	"$ctl" memfd list >"$d/mfrctl-memfd" 2>&1
+	"$ctl" poison list >"$d/mfrctl-poison" 2>&1
+	kill -0 "$qemu_pid" 2>/dev/null && "$PYTHON" "$hmp" "$d/mon" "info status" >"$d/status" 2>&1
+	survived=no
+	grep -q 'running' "$d/status" 2>/dev/null && ! grep -q 'Kernel panic' "$d/serial" && survived=yes
+	finished=no
+	grep -q '^MEMCHECK done' "$d/serial" && finished=yes
+	wrong=$(grep -c '^MEMCHECK wrong' "$d/serial")
+	lost=$(sed -n 's/^MEMCHECK done .*lost_pages=\([0-9]*\).*/\1/p' "$d/serial")
+	mces=$(grep -c '^MEMCHECK mce ' "$d/serial")
+	addrs=$(sed -n 's/^MEMCHECK mce .*addr=\(0x[0-9a-f]*\) .*/\1/p' "$d/serial" | sort -u | tr '\n' ' ')
+	exact=none
+	for a in $addrs; do
+		if [ $((a)) = $((target)) ]; then exact=exact-4k
+		elif [ $((a)) = $((target & ~0x1fffff)) ]; then exact=2m-start
+		else exact=other; fi
+	done
+	"$PYTHON" "$hmp" "$d/mon" quit >/dev/null 2>&1
+	wait "$qemu_pid"
+	qemu_pid=
+	sleep 2
+	hc1=$(meminfo HardwareCorrupted)
+	flags=$(kpageflags "$pfn")
+	{
+		printf 'result %s optin=%s size=%s cpu=%s target=%s pfn=%s' "$name" "$optin" "$size" "$VMM_CPU" "$target" "$pfn"
+		printf ' guest_mces=%s guest_addrs=%s exact=%s' "$mces" "${addrs// /,}" "$exact"
+		printf ' sigbus=%s lost_pages=%s wrong=%s finished=%s survived=%s' \
+			"$(grep -c '^MEMCHECK sigbus' "$d/serial")" "${lost:-?}" "$wrong" "$finished" "$survived"
+		printf ' host_lost_kb=%s hwpoison=%s buddy=%s' $((hc1 - hc0)) \
+			$((flags >> 19 & 1)) $((flags >> 10 & 1))
+		printf ' qemu=%s\n' "$(grep -m1 -o 'Guest MCE.*' "$d/qemu.out" | tr ' ' '_')"
+	} | tee -a "$results"
+	# An opted-in guest's kernel must take the error without a report.
+	[ "$optin" != keep ] || check "$name: the guest's kernel log has no BUG/WARNING/panic" \
+		"$MFR_ROOT/scripts/check-kernel-log.sh" "$d/serial"
+	echo "# $name: guest serial (MEMCHECK and machine-check lines):"
+	grep -E 'MEMCHECK|Machine check|Hardware Error|Memory failure|Kernel panic|MCE' "$d/serial" | grep -v '^MEMCHECK target' | head -n 40
+	echo "# $name: QEMU said:"; cat "$d/qemu.out"
+	echo "# $name: mfrctl memfd list / poison list while QEMU ran:"
+	cat "$d/mfrctl-memfd" "$d/mfrctl-poison"
+}
+
+: >"$results"
+for s in ${VMM_SCENARIOS:-stock-2m keep-2m}; do
+	case $s in
+	stock-*) [ -z "$mfrd_pid" ] || { kill "$mfrd_pid"; wait "$mfrd_pid"; mfrd_pid=; } ;;
+	keep-*) [ -n "$mfrd_pid" ] || check "mfrd pushed the rule for QEMU's memfd" start_mfrd ;;
+	esac
+	size=${s##*-}
+	size=${size^^}
+	scenario "$s" "${s%%-*}" "$size" "$([ "$size" = 1G ] && echo 1G || echo "${VMM_MEM:-512M}")"
+done
+if [ -n "$mfrd_pid" ]; then
+	echo "# mfrd's log (the journal of a systemd host):"
+	cat "$T/log"
+	echo "# mfrctl history and metrics:"
+	"$ctl" history --db "$T/state/mfrd.db" 2>&1 | tail -n 5
+	grep -E '^mfr_' "$T/metrics/mfr.prom" | head -n 20
+fi
+finish
