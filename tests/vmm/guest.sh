@@ -40,6 +40,24 @@ with open("/proc/kpageflags", "rb") as f:
     f.seek(int(sys.argv[1], 0) * 8)
     print(struct.unpack("<Q", f.read(8))[0])' "$1"
 }
+# hugepage_lost_kb PFN SIZE: KiB of the hugepage around PFN that are still
+# HWPoison or huge (bits 19, 17 of /proc/kpageflags) after it was freed:
+# neither back in the page allocator nor usable in the pool.
+hugepage_lost_kb() {
+	"$PYTHON" - "$1" "$2" <<'PY'
+import struct, sys
+pfn, size = int(sys.argv[1], 0), {"2M": 512, "1G": 262144}[sys.argv[2]]
+head = pfn & ~(size - 1)
+lost = 0
+with open("/proc/kpageflags", "rb") as f:
+    f.seek(head * 8)
+    data = f.read(size * 8)
+for (flags,) in struct.iter_unpack("<Q", data):
+    if flags >> 19 & 1 or flags >> 17 & 1:
+        lost += 1
+print(lost * 4)
+PY
+}
 # host_pfn PID GPA: the host pfn behind guest physical address GPA of QEMU
 # PID: the guest RAM memfd's mapping (below 4 GiB, gpa = offset in it),
 # then that address in /proc/PID/pagemap.
@@ -62,6 +80,13 @@ print(hex(ent & ((1 << 55) - 1)))
 PY
 }
 
+# The checker is ready, or QEMU is gone (then check says why).
+guest_ready() {
+	grep -qs '^MEMCHECK ready' "$1" && return 0
+	kill -0 "$qemu_pid" 2>/dev/null || return 0
+	return 1
+}
+
 # ---- premise: nested SVM with nested paging, kvm_amd, hwpoison-inject
 check "the vCPU offers SVM (svm in /proc/cpuinfo)" grep -qw svm /proc/cpuinfo
 check "the vCPU offers nested paging (npt in /proc/cpuinfo)" grep -qw npt /proc/cpuinfo
@@ -69,10 +94,19 @@ modprobe kvm_amd
 check "kvm_amd loaded" test -d /sys/module/kvm_amd
 check "kvm_amd uses nested paging" grep -qx Y /sys/module/kvm_amd/parameters/npt
 check "/dev/kvm" test -c /dev/kvm
+# Whether a guest can be offered MCA recovery (MCG_SER_P) at all.
+echo "# KVM_X86_GET_MCE_CAP_SUPPORTED: $("$image/kvm-mce-cap")"
 modprobe hwpoison_inject
 mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
 check "hwpoison-inject's corrupt-pfn" test -w /sys/kernel/debug/hwpoison/corrupt-pfn
-check "Debian's qemu-system-x86_64, unmodified" dpkg -V qemu-system-x86
+# The binary's md5sum as the package lists it (dpkg -V of the whole
+# package takes a minute under TCG).
+qemu_unmodified() {
+	grep -q "^$(md5sum /usr/bin/qemu-system-x86_64 | cut -d' ' -f1)  usr/bin/qemu-system-x86_64\$" \
+		/var/lib/dpkg/info/qemu-system-x86.md5sums
+}
+check "Debian's qemu-system-x86_64, unmodified ($(dpkg-query -W -f '${Version}' qemu-system-x86))" \
+	qemu_unmodified
 [ "$failures" = 0 ] || exit 1
 
 mfrd_pid=
@@ -98,7 +132,9 @@ trap cleanup EXIT
 scenario() {
 	local name=$1 optin=$2 size=$3 mem=$4 d=$VMM_DIR/$1 hp_kb npages free0 free1
 	local target pfn hc0 hc1 flags survived finished wrong lost mces addrs exact
-	local memfd_line
+	local memfd_line sock total0 total1 lost_kb
+	# Sockets cannot live on the 9p-shared checkout.
+	sock=$(mktemp -u /tmp/vmm-mon.XXXXXX)
 	echo "# scenario $name: $optin, $size pages, $mem guest (t=${SECONDS}s)"
 	rm -rf "$d" && mkdir -p "$d"
 	hp_kb=$([ "$size" = 1G ] && echo 1048576 || echo 2048)
@@ -106,17 +142,22 @@ scenario() {
 	[ "$size" != 1G ] || one_free_1g_page
 	free0=$(hp_free "$size")
 	hc0=$(meminfo HardwareCorrupted)
+	total0=$(cat "$(hugepages_dir "$size")/nr_hugepages")
 	nice -n 0 qemu-system-x86_64 -accel kvm -cpu "$VMM_CPU" -smp 1 -m "$mem" \
 		-object "memory-backend-memfd,id=hm,size=$mem,hugetlb=on,hugetlbsize=${size},share=on,prealloc=on" \
 		-machine q35,memory-backend=hm -nodefaults -display none \
 		-kernel "$image/vmlinuz" -initrd "$image/initramfs.cpio.gz" \
-		-append "console=ttyS0 panic=0 memcheck.wait=${VMM_WAIT:-180}" \
-		-serial "file:$d/serial" -monitor "unix:$d/mon,server=on,wait=off" \
+		-append "console=ttyS0 quiet panic=0 memcheck.wait=${VMM_WAIT:-180}" \
+		-serial "file:$d/serial" -monitor "unix:$sock,server=on,wait=off" \
 		>"$d/qemu.out" 2>&1 &
 	qemu_pid=$!
 	echo "$qemu_pid" >"$d/qemu.pid"
-	check "$name: the guest's checker filled its memory" \
-		wait_until "${VMM_BOOT_TIMEOUT:-900}" grep -q '^MEMCHECK ready' "$d/serial"
+	if ! check "$name: the guest's checker filled its memory" \
+		wait_until "${VMM_BOOT_TIMEOUT:-900}" guest_ready "$d/serial"; then
+		echo "# $name: QEMU said:"; cat "$d/qemu.out"; tail -n 20 "$d/serial"
+		kill -9 "$qemu_pid" 2>/dev/null; wait "$qemu_pid"; qemu_pid=
+		return
+	fi
 	free1=$(hp_free "$size")
 	check "$name: guest RAM is $npages $size hugepages (free $free0 -> $free1)" \
 		test $((free0 - free1)) = "$npages"
@@ -138,7 +179,7 @@ scenario() {
 	sleep 2
 	"$ctl" memfd list >"$d/mfrctl-memfd" 2>&1
 	"$ctl" poison list >"$d/mfrctl-poison" 2>&1
-	kill -0 "$qemu_pid" 2>/dev/null && "$PYTHON" "$hmp" "$d/mon" "info status" >"$d/status" 2>&1
+	kill -0 "$qemu_pid" 2>/dev/null && "$PYTHON" "$hmp" "$sock" "info status" >"$d/status" 2>&1
 	survived=no
 	grep -q 'running' "$d/status" 2>/dev/null && ! grep -q 'Kernel panic' "$d/serial" && survived=yes
 	finished=no
@@ -153,19 +194,23 @@ scenario() {
 		elif [ $((a)) = $((target & ~0x1fffff)) ]; then exact=2m-start
 		else exact=other; fi
 	done
-	"$PYTHON" "$hmp" "$d/mon" quit >/dev/null 2>&1
+	"$PYTHON" "$hmp" "$sock" quit >/dev/null 2>&1
 	wait "$qemu_pid"
 	qemu_pid=
 	sleep 2
 	hc1=$(meminfo HardwareCorrupted)
 	flags=$(kpageflags "$pfn")
+	total1=$(cat "$(hugepages_dir "$size")/nr_hugepages")
+	lost_kb=$(hugepage_lost_kb "$pfn" "$size")
 	{
 		printf 'result %s optin=%s size=%s cpu=%s target=%s pfn=%s' "$name" "$optin" "$size" "$VMM_CPU" "$target" "$pfn"
 		printf ' guest_mces=%s guest_addrs=%s exact=%s' "$mces" "${addrs// /,}" "$exact"
-		printf ' sigbus=%s lost_pages=%s wrong=%s finished=%s survived=%s' \
-			"$(grep -c '^MEMCHECK sigbus' "$d/serial")" "${lost:-?}" "$wrong" "$finished" "$survived"
-		printf ' host_lost_kb=%s hwpoison=%s buddy=%s' $((hc1 - hc0)) \
-			$((flags >> 19 & 1)) $((flags >> 10 & 1))
+		printf ' sigbus=%s lost_pages=%s guest_hwcorrupted_kb=%s wrong=%s finished=%s survived=%s' \
+			"$(grep -c '^MEMCHECK sigbus' "$d/serial")" "${lost:-?}" \
+			"$(sed -n 's/^MEMCHECK meminfo HardwareCorrupted: *\([0-9]*\) kB/\1/p' "$d/serial")" \
+			"$wrong" "$finished" "$survived"
+		printf ' host_lost_kb=%s hardware_corrupted_kb=%s pool_pages=%s hwpoison=%s buddy=%s' \
+			"$lost_kb" $((hc1 - hc0)) $((total1 - total0)) $((flags >> 19 & 1)) $((flags >> 10 & 1))
 		printf ' qemu=%s\n' "$(grep -m1 -o 'Guest MCE.*' "$d/qemu.out" | tr ' ' '_')"
 	} | tee -a "$results"
 	# An opted-in guest's kernel must take the error without a report.

@@ -38,5 +38,18 @@ if [ "$rc" != 0 ] && [ "$failed" = 0 ]; then
 	failed=$((failed + 1))
 fi
 echo "# $((SECONDS - start)) s"
+# The side-by-side table: bench/RESULTS.md's last part, from the result
+# lines (kept next to it, as make bench keeps its own).
+if grep -q '^result ' "$dir/results" 2>/dev/null; then
+	# A run of some scenarios replaces their rows and keeps the others.
+	touch bench/vmm-results.txt
+	awk 'NR == FNR { if ($1 == "result") fresh[$2] = $0; next }
+		$1 == "result" && ($2 in fresh) { print fresh[$2]; delete fresh[$2]; next }
+		{ print }
+		END { for (n in fresh) print fresh[n] }' "$dir/results" bench/vmm-results.txt \
+		>"$dir/results.merged" && mv "$dir/results.merged" bench/vmm-results.txt
+	"$PYTHON" tests/vmm/table.py bench/vmm-results.txt --update bench/RESULTS.md &&
+		echo "# wrote bench/RESULTS.md (P6) and bench/vmm-results.txt"
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
