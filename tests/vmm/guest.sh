@@ -82,7 +82,7 @@ PY
 
 # The checker is ready, or QEMU is gone (then check says why).
 guest_ready() {
-	grep -qs '^MEMCHECK ready' "$1" && return 0
+	grep -qs '^MEMCHECK \(target\|no target\)' "$1" && return 0
 	kill -0 "$qemu_pid" 2>/dev/null || return 0
 	return 1
 }
@@ -128,11 +128,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# scenario NAME OPTIN(keep|stock) SIZE(2M|1G) MEM
+# scenario NAME OPTIN(keep|stock) SIZE(2M|1G) MEM [pv]: pv, the guest's
+# steal-time and kvmclock areas in the page that gets the error.
 scenario() {
-	local name=$1 optin=$2 size=$3 mem=$4 d=$VMM_DIR/$1 hp_kb npages free0 free1
+	local name=$1 optin=$2 size=$3 mem=$4 pv=${5:-} d=$VMM_DIR/$1 hp_kb npages free0 free1
 	local target pfn hc0 hc1 flags survived finished wrong lost mces addrs exact
-	local memfd_line sock total0 total1 lost_kb
+	local memfd_line sock total0 total1 lost_kb storm k
 	# Sockets cannot live on the 9p-shared checkout.
 	sock=$(mktemp -u /tmp/vmm-mon.XXXXXX)
 	echo "# scenario $name: $optin, $size pages, $mem guest (t=${SECONDS}s)"
@@ -147,7 +148,7 @@ scenario() {
 		-object "memory-backend-memfd,id=hm,size=$mem,hugetlb=on,hugetlbsize=${size},share=on,prealloc=on" \
 		-machine q35,memory-backend=hm -nodefaults -display none \
 		-kernel "$image/vmlinuz" -initrd "$image/initramfs.cpio.gz" \
-		-append "console=ttyS0 quiet panic=0 memcheck.wait=${VMM_WAIT:-180}" \
+		-append "console=ttyS0 quiet panic=0 memcheck.wait=${VMM_WAIT:-180}${pv:+ memcheck.pv=1}" \
 		-serial "file:$d/serial" -monitor "unix:$sock,server=on,wait=off" \
 		>"$d/qemu.out" 2>&1 &
 	qemu_pid=$!
@@ -169,13 +170,23 @@ scenario() {
 		check "$name: QEMU's memfd is not opted in" test -z "$memfd_line"
 	fi
 	target=$(sed -n 's/^MEMCHECK target gpa=\(0x[0-9a-f]*\) .*/\1/p' "$d/serial" | head -n1)
+	if [ -n "$pv" ]; then
+		wait_until 60 grep -q '^MEMCHECK pv' "$d/serial"
+		check "$name: the guest put its steal-time and kvmclock areas at $target" \
+			grep -q "^MEMCHECK pv .* at gpa=$target: set" "$d/serial"
+	fi
 	pfn=$(host_pfn "$qemu_pid" "$target")
 	check "$name: host pfn $pfn backs guest physical $target" test -n "$pfn"
 	echo "# inject: corrupt-pfn $pfn (guest physical $target) (t=${SECONDS}s)"
 	echo "$pfn" >/sys/kernel/debug/hwpoison/corrupt-pfn
 	# The checker ends two passes after its first machine check or
 	# signal, or VMM_WAIT seconds after it was ready without one.
-	wait_until $((${VMM_WAIT:-180} + 600)) bash -c "grep -qE '^MEMCHECK done|Kernel panic' '$d/serial' || ! kill -0 $qemu_pid 2>/dev/null"
+	# A guest that cannot recover may take the same machine check over
+	# and over: 20 of them end the wait (a storm).
+	wait_until $((${VMM_WAIT:-180} + 120)) bash -c "grep -qE '^MEMCHECK done|Kernel panic' '$d/serial' ||
+		! kill -0 $qemu_pid 2>/dev/null ||
+		[ \$(grep -ac 'Machine Check Exception' '$d/serial') -ge 20 ]"
+	storm=$(grep -ac 'Machine Check Exception' "$d/serial")
 	sleep 2
 	"$ctl" memfd list >"$d/mfrctl-memfd" 2>&1
 	"$ctl" poison list >"$d/mfrctl-poison" 2>&1
@@ -186,14 +197,22 @@ scenario() {
 	grep -q '^MEMCHECK done' "$d/serial" && finished=yes
 	wrong=$(grep -c '^MEMCHECK wrong' "$d/serial")
 	lost=$(sed -n 's/^MEMCHECK done .*lost_pages=\([0-9]*\).*/\1/p' "$d/serial")
+	# The checker's count, or the kernel's if the checker never ran again.
 	mces=$(grep -c '^MEMCHECK mce ' "$d/serial")
-	addrs=$(sed -n 's/^MEMCHECK mce .*addr=\(0x[0-9a-f]*\) .*/\1/p' "$d/serial" | sort -u | tr '\n' ' ')
-	exact=none
+	[ "$storm" -le "$mces" ] || mces=$storm
+	addrs=$({
+		sed -n 's/^MEMCHECK mce .*addr=\(0x[0-9a-f]*\) .*/\1/p' "$d/serial"
+		sed -n 's/.*Hardware Error\]: TSC [0-9a-f]* ADDR \([0-9a-f]*\) .*/0x\1/p' "$d/serial"
+	} | sort -u | tr '\n' ' ')
+	# Each address given: the poisoned 4 KiB page, or its hugepage's start.
+	exact=
 	for a in $addrs; do
-		if [ $((a)) = $((target)) ]; then exact=exact-4k
-		elif [ $((a)) = $((target & ~0x1fffff)) ]; then exact=2m-start
-		else exact=other; fi
+		if [ $((a)) = $((target)) ]; then k=exact-4k
+		elif [ $((a)) = $((target & ~(hp_kb * 1024 - 1))) ]; then k=${size,,}-start
+		else k=other; fi
+		case "+$exact+" in *"+$k+"*) ;; *) exact=${exact:+$exact+}$k ;; esac
 	done
+	exact=${exact:-none}
 	"$PYTHON" "$hmp" "$sock" quit >/dev/null 2>&1
 	wait "$qemu_pid"
 	qemu_pid=
@@ -213,6 +232,17 @@ scenario() {
 			"$lost_kb" $((hc1 - hc0)) $((total1 - total0)) $((flags >> 19 & 1)) $((flags >> 10 & 1))
 		printf ' qemu=%s\n' "$(grep -m1 -o 'Guest MCE.*' "$d/qemu.out" | tr ' ' '_')"
 	} | tee -a "$results"
+	if [ "$optin" = keep ]; then
+		# Acceptance: one machine check at the exact 4 KiB, nothing read
+		# back wrong, the guest alive, 4 KiB lost on the host for good.
+		check "$name: the guest got exactly one machine check ($mces)" test "$mces" = 1
+		check "$name: at the poisoned 4 KiB page's guest physical address ($addrs)" test "$exact" = exact-4k
+		check "$name: the checker finished without a wrong word ($wrong)" \
+			test "$finished/$wrong" = yes/0
+		check "$name: the guest is still running" test "$survived" = yes
+		check "$name: the host lost 4 KiB after QEMU exited ($lost_kb KiB)" test "$lost_kb" = 4
+		check "$name: pfn $pfn HWPoison and not buddy" test "$((flags >> 19 & 1))$((flags >> 10 & 1))" = 10
+	fi
 	# An opted-in guest's kernel must take the error without a report.
 	[ "$optin" != keep ] || check "$name: the guest's kernel log has no BUG/WARNING/panic" \
 		"$MFR_ROOT/scripts/check-kernel-log.sh" "$d/serial"
@@ -223,15 +253,41 @@ scenario() {
 	cat "$d/mfrctl-memfd" "$d/mfrctl-poison"
 }
 
+# probe_cpu CPU: what the guest kernel sees of machine-check recovery with
+# that -cpu (vendor, mce/mca, MCG_CAP, SUCCOR), one "probe" line.
+probe_cpu() {
+	local cpu=$1 d=$VMM_DIR/probe pid
+	rm -rf "$d" && mkdir -p "$d"
+	qemu-system-x86_64 -accel kvm -cpu "$cpu" -smp 1 -m 256M \
+		-object memory-backend-memfd,id=hm,size=256M,hugetlb=on,hugetlbsize=2M,share=on \
+		-machine q35,memory-backend=hm -nodefaults -display none \
+		-kernel "$image/vmlinuz" -initrd "$image/initramfs.cpio.gz" \
+		-append "console=ttyS0 quiet panic=0 memcheck.wait=1" \
+		-serial "file:$d/serial" >"$d/qemu.out" 2>&1 &
+	pid=$!
+	wait_until 300 bash -c "grep -qs '^MEMCHECK mcg_cap' '$d/serial' || ! kill -0 $pid 2>/dev/null"
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	echo "probe cpu=$cpu: $(grep -h '^MEMCHECK \(cpu\|mcg_cap\)' "$d/serial" | cut -d' ' -f2- | tr '\n' ' ')" \
+		"qemu: $(tr '\n' ' ' <"$d/qemu.out")" | tee -a "$VMM_DIR/probes"
+}
+if [ -n "${VMM_PROBE_CPUS:-}" ]; then
+	: >"$VMM_DIR/probes"
+	IFS=';' read -ra cpus <<<"$VMM_PROBE_CPUS"
+	for c in "${cpus[@]}"; do probe_cpu "$c"; done
+fi
+
 : >"$results"
 for s in ${VMM_SCENARIOS:-stock-2m keep-2m}; do
 	case $s in
+	none) continue ;;	# VMM_SCENARIOS=none: the premise (and probes) only
 	stock-*) [ -z "$mfrd_pid" ] || { kill "$mfrd_pid"; wait "$mfrd_pid"; mfrd_pid=; } ;;
 	keep-*) [ -n "$mfrd_pid" ] || check "mfrd pushed the rule for QEMU's memfd" start_mfrd ;;
 	esac
-	size=${s##*-}
+	# NAME is OPTIN-SIZE[-pv]: stock-2m, keep-1g, keep-2m-pv, ...
+	IFS=- read -r optin size pv <<<"$s"
 	size=${size^^}
-	scenario "$s" "${s%%-*}" "$size" "$([ "$size" = 1G ] && echo 1G || echo "${VMM_MEM:-512M}")"
+	scenario "$s" "$optin" "$size" "$([ "$size" = 1G ] && echo 1G || echo "${VMM_MEM:-512M}")" "$pv"
 done
 if [ -n "$mfrd_pid" ]; then
 	echo "# mfrd's log (the journal of a systemd host):"

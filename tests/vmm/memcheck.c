@@ -42,7 +42,8 @@
 
 static unsigned char *buf;
 static size_t npages;
-static unsigned char *lost;	/* per page: 1 once a SIGBUS named it */
+/* Per page: 1 once a SIGBUS named it, 2 while KVM writes it (memcheck.pv). */
+static unsigned char *lost;
 static sigjmp_buf on_sigbus;
 static volatile sig_atomic_t in_verify;
 static volatile sig_atomic_t events;	/* machine checks and signals seen */
@@ -102,7 +103,7 @@ static void mark_lost(const void *addr, int lsb)
 	if (to > b + npages * PAGE)
 		to = b + npages * PAGE;
 	for (; from < to; from += PAGE)
-		if (!lost[(from - b) / PAGE]) {
+		if (lost[(from - b) / PAGE] != 1) {
 			lost[(from - b) / PAGE] = 1;
 			nlost++;
 		}
@@ -216,7 +217,7 @@ static void verify_pass(void)
 			continue;
 		if (sigsetjmp(on_sigbus, 1)) {
 			in_verify = 0;
-			if (!lost[pg]) {	/* a SIGBUS for another address */
+			if (lost[pg] != 1) {	/* a SIGBUS for another address */
 				lost[pg] = 1;
 				nlost++;
 			}
@@ -265,6 +266,41 @@ static void print_hardware_corrupted(void)
 			printf("MEMCHECK meminfo %s", line);
 	if (f)
 		fclose(f);
+}
+
+/*
+ * memcheck.pv=1 on the kernel command line: point this vCPU's steal-time
+ * and kvmclock areas (MSR_KVM_STEAL_TIME, MSR_KVM_SYSTEM_TIME_NEW, bit 0
+ * enables) into the page at GPA, which the host then poisons: KVM keeps
+ * writing there until it learns the page is bad.  The guest kernel goes
+ * on reading its own areas, whose last values stay valid.
+ */
+static int pv_areas_into(uint64_t gpa)
+{
+	uint64_t steal = gpa | 1, clock = (gpa + 0x40) | 1;
+	int fd = open("/dev/cpu/0/msr", O_WRONLY);
+	int ok = fd >= 0 &&
+		 pwrite(fd, &steal, sizeof(steal), 0x4b564d03) == sizeof(steal) &&
+		 pwrite(fd, &clock, sizeof(clock), 0x4b564d01) == sizeof(clock);
+
+	if (fd >= 0)
+		close(fd);
+	printf("MEMCHECK pv steal-time and kvmclock at gpa=0x%" PRIx64 ": %s\n",
+	       gpa, ok ? "set" : strerror(errno));
+	return ok ? 0 : -1;
+}
+
+static int cmdline_has(const char *word)
+{
+	char line[4096] = "";
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	if (f) {
+		if (!fgets(line, sizeof(line), f))
+			line[0] = 0;
+		fclose(f);
+	}
+	return strstr(line, word) != NULL;
 }
 
 /* What the vCPU offers for recovery: MCG_SER_P is bit 24. */
@@ -345,6 +381,9 @@ int main(int argc, char **argv)
 
 		if (gpa && gpa % HUGE == 0x5000) {
 			printf("MEMCHECK target gpa=0x%" PRIx64 " va=%p\n", gpa, (void *)(buf + i * PAGE));
+			/* The first target holds KVM's areas: not checked. */
+			if (!targets && cmdline_has("memcheck.pv=1") && !pv_areas_into(gpa))
+				lost[i] = 2;
 			targets++;
 		}
 	}

@@ -27,7 +27,7 @@ esac
 start=$SECONDS
 KDIR=$KDIR VM_MEM=$mem VM_CPUS=${VM_CPUS:-2} VM_APPEND="$append" VM_QEMU_OPTS="-cpu max" \
 	VM_TIMEOUT=${VM_TIMEOUT:-3600} scripts/vm-run.sh \
-	"VMM_DIR=$dir VMM_SCENARIOS='$scenarios' VMM_CPU='${VMM_CPU:-}' $MFR_ROOT/tests/vmm/guest.sh" 2>&1 |
+	"VMM_DIR=$dir VMM_SCENARIOS='$scenarios' VMM_CPU='${VMM_CPU:-}' VMM_PROBE_CPUS='${VMM_PROBE_CPUS:-}' $MFR_ROOT/tests/vmm/guest.sh" 2>&1 |
 	tee "$dir/log"
 rc=${PIPESTATUS[0]}
 

@@ -10,16 +10,19 @@ import sys
 HEADING = "## P6: guest-visible cost of one error"
 
 INTRO = """\
-`make test-vmm` (tests/vmm/): Debian's own `qemu-system-x86_64 -accel kvm`, unmodified, in the patched kernel booted under TCG with `-cpu max` (nested SVM with nested paging); guest RAM a `memory-backend-memfd` with `hugetlb=on`; the guest Debian's `linux-image-amd64` running a memory checker (tests/vmm/memcheck.c) over most of its RAM.  One host pfn backing a checker page, 0x5000 into a 2 MiB frame of guest physical memory, gets hwpoison-inject's `corrupt-pfn` (action optional).  *Stock*: no rule matches QEMU's memfd (the patched kernel behaves as without the series); *opted in*: mfrd's rule `name-glob = memory-backend-memfd`, `action = keep`.  *Address exact*: the guest was told the poisoned 4 KiB page (exact) or the start of its 2 MiB page.  *Checker pages lost*: pages of the checker's buffer a SIGBUS took away; *guest HardwareCorrupted*: what the guest kernel offlined.  *Host lost after exit*: 4 KiB pages of the poisoned hugepage still HWPoison or huge in `/proc/kpageflags` after QEMU exited (neither in the page allocator nor usable in the pool); *host HardwareCorrupted*: its growth over the run.  *Survived*: the guest still running, its kernel without a panic, after the checker ended."""
+`make test-vmm` (tests/vmm/): Debian's own `qemu-system-x86_64 -accel kvm`, unmodified, in the patched kernel booted under TCG with `-cpu max` (nested SVM with nested paging); guest RAM a `memory-backend-memfd` with `hugetlb=on`; the guest Debian's `linux-image-amd64` running a memory checker (tests/vmm/memcheck.c) over most of its RAM.  One host pfn backing a checker page, 0x5000 into a 2 MiB frame of guest physical memory, gets hwpoison-inject's `corrupt-pfn` (action optional).  *Stock*: no rule matches QEMU's memfd (the patched kernel behaves as without the series); *opted in*: mfrd's rule `name-glob = memory-backend-memfd`, `action = keep`.  *Address exact*: the guest was told the poisoned 4 KiB page (exact) or the start of its 2 MiB page.  *Checker pages lost*: pages of the checker's buffer a SIGBUS took away; *guest HardwareCorrupted*: what the guest kernel offlined.  *Host lost after exit*: 4 KiB pages of the poisoned hugepage still HWPoison or huge in `/proc/kpageflags` after QEMU exited (neither in the page allocator nor usable in the pool); *host HardwareCorrupted*: its growth over the run.  *Survived*: the guest still running, its kernel without a panic, after the checker ended.  Scenarios ending in `-pv` have the guest's steal-time and kvmclock areas (`MSR_KVM_STEAL_TIME`, `MSR_KVM_SYSTEM_TIME_NEW`) in the page that gets the error."""
 
 COLUMNS = [
+    ("scenario", lambda r: r["name"]),
     ("guest RAM", lambda r: r["size"]),
     ("rule", lambda r: "opted in" if r["optin"] == "keep" else "stock"),
     ("guest vCPU", lambda r: f"`{r['cpu']}`"),
     ("machine checks in the guest", lambda r: r["guest_mces"]),
     ("guest physical address given", lambda r: r["guest_addrs"] or "none"),
-    ("address exact", lambda r: {"exact-4k": "4 KiB page", "2m-start": "2 MiB start",
-                                 "none": "-"}.get(r["exact"], r["exact"])),
+    ("address exact", lambda r: " then ".join(
+        {"exact-4k": "4 KiB page", "2m-start": "2 MiB start", "1g-start": "1 GiB start",
+         "none": "-"}.get(k, k)
+        for k in r["exact"].split("+"))),
     ("SIGBUS in the guest", lambda r: r["sigbus"]),
     ("checker pages lost", lambda r: r["lost_pages"]),
     ("guest HardwareCorrupted", lambda r: f"{r.get('guest_hwcorrupted_kb') or '-'} KiB"),
