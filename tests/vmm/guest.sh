@@ -185,8 +185,9 @@ scenario() {
 	# and over: 20 of them end the wait (a storm).
 	wait_until $((${VMM_WAIT:-180} + 120)) bash -c "grep -qE '^MEMCHECK done|Kernel panic' '$d/serial' ||
 		! kill -0 $qemu_pid 2>/dev/null ||
-		[ \$(grep -ac 'Machine Check Exception' '$d/serial') -ge 20 ]"
-	storm=$(grep -ac 'Machine Check Exception' "$d/serial")
+		[ \$(grep -ac '^\[.*Machine Check Exception' '$d/serial') -ge 20 ]"
+	# The kernel's console lines, not the checker's copies of them.
+	storm=$(grep -ac '^\[.*Machine Check Exception' "$d/serial")
 	sleep 2
 	"$ctl" memfd list >"$d/mfrctl-memfd" 2>&1
 	"$ctl" poison list >"$d/mfrctl-poison" 2>&1
@@ -195,6 +196,8 @@ scenario() {
 	grep -q 'running' "$d/status" 2>/dev/null && ! grep -q 'Kernel panic' "$d/serial" && survived=yes
 	finished=no
 	grep -q '^MEMCHECK done' "$d/serial" && finished=yes
+	# Running, but taking the same machine check over and over.
+	[ "$survived/$finished" = yes/no ] && [ "$storm" -ge 20 ] && survived=storm
 	wrong=$(grep -c '^MEMCHECK wrong' "$d/serial")
 	lost=$(sed -n 's/^MEMCHECK done .*lost_pages=\([0-9]*\).*/\1/p' "$d/serial")
 	# The checker's count, or the kernel's if the checker never ran again.
@@ -226,10 +229,12 @@ scenario() {
 		printf ' guest_mces=%s guest_addrs=%s exact=%s' "$mces" "${addrs// /,}" "$exact"
 		printf ' sigbus=%s lost_pages=%s guest_hwcorrupted_kb=%s wrong=%s finished=%s survived=%s' \
 			"$(grep -c '^MEMCHECK sigbus' "$d/serial")" "${lost:-?}" \
-			"$(sed -n 's/^MEMCHECK meminfo HardwareCorrupted: *\([0-9]*\) kB/\1/p' "$d/serial")" \
+			"$(sed -n 's/^MEMCHECK meminfo HardwareCorrupted: *\([0-9]*\) kB.*/\1/p' "$d/serial" | head -n1)" \
 			"$wrong" "$finished" "$survived"
 		printf ' host_lost_kb=%s hardware_corrupted_kb=%s pool_pages=%s hwpoison=%s buddy=%s' \
 			"$lost_kb" $((hc1 - hc0)) $((total1 - total0)) $((flags >> 19 & 1)) $((flags >> 10 & 1))
+		printf ' qemu_ao=%s qemu_ar=%s' "$(grep -c 'BUS_MCEERR_AO injected' "$d/qemu.out")" \
+			"$(grep -c 'BUS_MCEERR_AR injected' "$d/qemu.out")"
 		printf ' qemu=%s\n' "$(grep -m1 -o 'Guest MCE.*' "$d/qemu.out" | tr ' ' '_')"
 	} | tee -a "$results"
 	if [ "$optin" = keep ]; then

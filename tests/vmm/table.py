@@ -17,18 +17,25 @@ COLUMNS = [
     ("guest RAM", lambda r: r["size"]),
     ("rule", lambda r: "opted in" if r["optin"] == "keep" else "stock"),
     ("guest vCPU", lambda r: f"`{r['cpu']}`"),
-    ("machine checks in the guest", lambda r: r["guest_mces"]),
+    ("machine checks in the guest", lambda r: f"{r['guest_mces']}+, still coming"
+     if int(r["guest_mces"]) >= 20 and r["finished"] == "no" else r["guest_mces"]),
     ("guest physical address given", lambda r: r["guest_addrs"] or "none"),
-    ("address exact", lambda r: " then ".join(
+    ("address exact", lambda r: " and ".join(
         {"exact-4k": "4 KiB page", "2m-start": "2 MiB start", "1g-start": "1 GiB start",
          "none": "-"}.get(k, k)
         for k in r["exact"].split("+"))),
+    ("vMCEs QEMU injected (AO / AR)", lambda r: f"{r['qemu_ao']} / {r['qemu_ar']}"
+     if "qemu_ao" in r else "-"),
     ("SIGBUS in the guest", lambda r: r["sigbus"]),
-    ("checker pages lost", lambda r: r["lost_pages"]),
-    ("guest HardwareCorrupted", lambda r: f"{r.get('guest_hwcorrupted_kb') or '-'} KiB"),
+    ("checker pages lost", lambda r: "-" if r["lost_pages"] == "?" else r["lost_pages"]),
+    ("guest HardwareCorrupted", lambda r: f"{r['guest_hwcorrupted_kb']} KiB"
+     if r.get("guest_hwcorrupted_kb") else "-"),
     ("wrong words", lambda r: r["wrong"]),
     ("checker finished", lambda r: r["finished"]),
-    ("guest survived", lambda r: r["survived"]),
+    ("guest survived", lambda r: "no: machine-check storm"
+     if r["survived"] == "storm" or (r["survived"] == "yes" and r["finished"] == "no"
+                                      and int(r["guest_mces"]) >= 20)
+     else r["survived"]),
     ("host lost after exit", lambda r: f"{r['host_lost_kb']} KiB"),
     ("host HardwareCorrupted", lambda r: f"{r.get('hardware_corrupted_kb', '?')} KiB"),
     ("hugepages left the pool", lambda r: str(-int(r.get("pool_pages", "0")))),
@@ -44,7 +51,8 @@ def parse(path):
         row = {"name": words[1]}
         for w in words[2:]:
             k, _, v = w.partition("=")
-            row[k] = v.rstrip(",").replace(",", ", ")
+            v = v.rstrip(",")
+            row[k] = v if k == "cpu" else v.replace(",", ", ")
         rows.append(row)
     return rows
 
@@ -61,7 +69,8 @@ def render(rows):
         out.append("What QEMU said when the host sent it the SIGBUS:")
         out.append("")
         for r in notes:
-            out.append(f"- {r['name']}: `{r['qemu'].replace('_', ' ')}`")
+            said = r["qemu"].replace("_", " ").replace("BUS MCEERR A", "BUS_MCEERR_A")
+            out.append(f"- {r['name']}: `{said}`")
     return "\n".join(out) + "\n"
 
 
