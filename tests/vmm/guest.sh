@@ -122,6 +122,12 @@ start_mfrd() {
 	mfrd_pid=$!
 	wait_until 60 bash -c "'$ctl' -j rules list | grep -q memory-backend-memfd"
 }
+del_all_rules() {
+	local id
+	for id in $("$ctl" -j rules list | "$PYTHON" -c 'import json, sys; print(*[r["id"] for r in json.load(sys.stdin)])'); do
+		"$ctl" rules del "$id"
+	done
+}
 cleanup() {
 	[ -n "$mfrd_pid" ] && kill "$mfrd_pid" 2>/dev/null
 	[ -n "${qemu_pid:-}" ] && kill -9 "$qemu_pid" 2>/dev/null
@@ -286,7 +292,10 @@ fi
 for s in ${VMM_SCENARIOS:-stock-2m keep-2m}; do
 	case $s in
 	none) continue ;;	# VMM_SCENARIOS=none: the premise (and probes) only
-	stock-*) [ -z "$mfrd_pid" ] || { kill "$mfrd_pid"; wait "$mfrd_pid"; mfrd_pid=; } ;;
+	stock-*)
+		[ -z "$mfrd_pid" ] || { kill "$mfrd_pid"; wait "$mfrd_pid"; mfrd_pid=; }
+		# The module keeps the rules mfrd pushed: take them back.
+		del_all_rules ;;
 	keep-*) [ -n "$mfrd_pid" ] || check "mfrd pushed the rule for QEMU's memfd" start_mfrd ;;
 	esac
 	# NAME is OPTIN-SIZE[-pv]: stock-2m, keep-1g, keep-2m-pv, ...
