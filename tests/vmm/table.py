@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """table.py RESULTS [--update RESULTS.md]: the "guest-visible cost of one
 error" part of bench/RESULTS.md from make test-vmm's result lines
-("result NAME key=value ..."), on stdout, or in place of that part (the
+("result NAME key=value ...", and "note NAME: text" remarks), on stdout, or in place of that part (the
 last one) of the file named."""
 import argparse
 import sys
@@ -38,7 +38,7 @@ COLUMNS = [
     ("guest survived", lambda r: "no: machine-check storm"
      if r["survived"] == "storm" or (r["survived"] == "yes" and r["finished"] == "no"
                                       and int(r["guest_mces"]) >= 20)
-     else "no: panic" if r["survived"] == "no" else r["survived"]),
+     else "no: panic" if r["survived"] == "panic" else r["survived"]),
     ("host lost after exit", lambda r: f"{r['host_lost_kb']} KiB"),
     ("host HardwareCorrupted", lambda r: f"{r.get('hardware_corrupted_kb', '?')} KiB"),
     ("hugepages left the pool", lambda r: str(-int(r.get("pool_pages", "0")))),
@@ -73,6 +73,8 @@ def render(rows):
     for r in rows:
         out.append("| " + " | ".join(str(f(r)) for _, f in COLUMNS) + " |")
     notes = [r for r in rows if r.get("qemu")]
+    remarks = [line.split(None, 2)[1:] for line in open(RESULTS_PATH)
+               if line.startswith("note ")]
     if notes:
         out.append("")
         out.append("What QEMU said when the host sent it the SIGBUS:")
@@ -80,6 +82,9 @@ def render(rows):
         for r in notes:
             said = r["qemu"].replace("_", " ").replace("BUS MCEERR A", "BUS_MCEERR_A")
             out.append(f"- {r['name']}: `{said}`")
+    if remarks:
+        out.append("")
+        out.extend(f"- {name} {text.strip()}" for name, text in remarks)
     return "\n".join(out) + "\n"
 
 
@@ -88,6 +93,8 @@ def main():
     ap.add_argument("results")
     ap.add_argument("--update", metavar="RESULTS_MD")
     a = ap.parse_args()
+    global RESULTS_PATH
+    RESULTS_PATH = a.results
     rows = parse(a.results)
     if not rows:
         sys.exit(f"table.py: no result lines in {a.results}")
