@@ -8,6 +8,7 @@
 #   make kernel | module | helpers | daemon | checkpatch | ynl-regen | clean
 #   make install           mfrd, mfrctl, manuals, unit, udev rule (DESTDIR, PREFIX)
 #   make dkms-install      module source to /usr/src/mfr-VERSION, "dkms add"
+#   make test-vmm          Debian's QEMU with KVM (nested, under TCG) through a memory error
 #   make e2e               Debian 12 guest: .debs, DKMS, udev, mfrd (not in make test)
 #   make bench             benchmarks against the kernel without the series: bench/RESULTS.md
 #   make series-check      the series applies (--fuzz=0) to every Debian 6.12 point release >= BASE
@@ -21,7 +22,7 @@ CFLAGS_HELPERS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 
 HELPERS := $(patsubst tests/helpers/%.c,build/helpers/%,$(wildcard tests/helpers/*.c))
 
-.PHONY: all deps deps-daemon deb install-system kernel module helpers daemon vm-run test test-peer test-mce demo checkpatch ynl-regen clean \
+.PHONY: all deps deps-daemon deb install-system kernel module helpers daemon vm-run test test-peer test-mce test-vmm demo checkpatch ynl-regen clean \
 	install dkms-install e2e bench series-check bisect-check
 
 all: module helpers daemon
@@ -64,6 +65,11 @@ test-peer: module helpers
 # Real machine checks through QEMU's monitor, in a boot of their own.
 test-mce: module helpers
 	tests/mce/run.sh
+
+# Unmodified Debian QEMU and KVM (nested SVM under TCG) with a Debian guest
+# through one uncorrected error, stock and opted in (tests/vmm/run.sh).
+test-vmm: module daemon
+	tests/vmm/run.sh
 
 # The demo runs mfrd and mfrctl in the guest.
 demo: module helpers daemon
