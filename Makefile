@@ -46,7 +46,7 @@ daemon: deps-daemon
 deps-daemon:
 	scripts/install-deps.sh --daemon
 
-build/helpers/%: tests/helpers/%.c
+build/helpers/%: tests/helpers/%.c $(wildcard tests/helpers/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_HELPERS) -o $@ $< -lpthread
 

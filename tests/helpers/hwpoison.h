@@ -81,7 +81,14 @@ static inline void sigbus_install(void)
 	do {								\
 		sigbus_last.got = 0;					\
 		sigbus_no_jump = 1;					\
+		__asm__ __volatile__("" ::: "memory");			\
 		stmt;							\
+		/*							\
+		 * glibc declares system call wrappers leaf functions:	\
+		 * without this the compiler assumes the handler did	\
+		 * not run and keeps got == 0.				\
+		 */							\
+		__asm__ __volatile__("" ::: "memory");			\
 		sigbus_no_jump = 0;					\
 		(rec) = sigbus_last;					\
 	} while (0)
