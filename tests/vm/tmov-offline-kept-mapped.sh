@@ -2,8 +2,8 @@
 # Memory offline (hot-remove) of a ZONE_MOVABLE block that holds a kept
 # hugepage with a poisoned base page and another hugepage below it: the
 # offline fails at once, and the kept hugepage is still kept (no hwpoison
-# entries over all of it: healthy words read back, lsb-12 SIGBUS on the
-# poisoned page only).  The offline dissolves the block's free hugepages:
+# entries over all of it: healthy words read back, still mapped at the
+# same frame).  The offline dissolves the block's free hugepages:
 # the pool is refilled afterwards.
 . ./lib.sh
 movable=$(awk '/^Node .* zone +Movable/ { m = 1; next } /^Node/ { m = 0 }
