@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The keep decision races new mappings: for 60 s, fresh kept 2 MiB memfds
+# The keep decision races new mappings: for 60 s (256 rounds at most: each
+# takes a 2 MiB block for good), fresh kept 2 MiB memfds
 # are poisoned (MADV_HWPOISON) while other threads fault them in through
 # new mappings and install them with UFFDIO_CONTINUE; no healthy word
 # raises SIGBUS and no UFFDIO_CONTINUE fails for a kept hugepage.
