@@ -22,7 +22,7 @@ CFLAGS_HELPERS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 
 HELPERS := $(patsubst tests/helpers/%.c,build/helpers/%,$(wildcard tests/helpers/*.c))
 
-.PHONY: all deps deps-daemon deb install-system kernel module helpers daemon vm-run test test-peer test-mce test-vmm demo checkpatch ynl-regen clean \
+.PHONY: all deps deps-daemon deb install-system kernel module helpers test-kmods daemon vm-run test test-peer test-mce test-vmm demo checkpatch ynl-regen clean \
 	install dkms-install e2e bench series-check bisect-check
 
 all: module helpers daemon
@@ -38,6 +38,10 @@ module: kernel
 
 helpers: $(HELPERS)
 
+# Test modules the VM suite loads (tests/kmod), against the same kernel.
+test-kmods: kernel
+	$(MAKE) -C tests/kmod KDIR=$(KDIR)
+
 # mfrctl and mfrd (the daemon/ directory's own Makefile, objects in
 # build/daemon): only the libraries they use, not the kernel's or the VMs'.
 daemon: deps-daemon
@@ -50,11 +54,11 @@ build/helpers/%: tests/helpers/%.c $(wildcard tests/helpers/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_HELPERS) -o $@ $< -lpthread
 
-vm-run: module helpers
+vm-run: module helpers test-kmods
 	@test -n "$(CMD)" || { echo "usage: make vm-run CMD='command'" >&2; exit 2; }
 	scripts/vm-run.sh '$(subst ','\'',$(CMD))'
 
-test: module helpers daemon
+test: module helpers test-kmods daemon
 	tests/run
 
 # Peer suites (kernel selftests) against the same kernel without the
@@ -155,5 +159,6 @@ e2e: deps helpers daemon
 clean:
 	rm -rf build
 	rm -f module/*.o module/*.ko module/*.mod* module/.*.cmd module/Module.symvers module/modules.order
+	rm -f tests/kmod/*.o tests/kmod/*.ko tests/kmod/*.mod* tests/kmod/.*.cmd tests/kmod/Module.symvers tests/kmod/modules.order
 
 PYTHON_BIN ?= /usr/bin/python3

@@ -192,7 +192,13 @@ int mfr_nl_status_get_doit(struct sk_buff *skb, struct genl_info *info)
 
 int mfr_netlink_init(void)
 {
-	return genl_register_family(&mfr_nl_family);
+	int err = genl_register_family(&mfr_nl_family);
+
+	/* -EEXIST: another module holds the name; insmod alone cannot say. */
+	if (err)
+		pr_err("cannot register the generic netlink family \"%s\": %d\n",
+		       mfr_nl_family.name, err);
+	return err;
 }
 
 void mfr_netlink_exit(void)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# checkpatch.pl --strict (from the linux-source tree) over module/ and over
+# checkpatch.pl --strict (from the linux-source tree) over module/ (and the
+# test modules of tests/kmod) and over
 # every patch of kernel-hooks/.  Any error, warning or check fails.
 #   checkpatch.sh [module|patches|all]
 set -euo pipefail
@@ -40,7 +41,7 @@ rc=0
 case "${1:-all}" in
 module | all)
 	# Sources only: not the build's own *.mod.c.
-	(cd "$MFR_ROOT" && checkpatch -f $(ls module/*.[ch] | grep -v '\.mod\.c$') \
+	(cd "$MFR_ROOT" && checkpatch -f $(ls module/*.[ch] tests/kmod/*.c | grep -v '\.mod\.c$') \
 		module/include/uapi/linux/*.h) || rc=1
 	;;&
 patches | all)

@@ -143,3 +143,20 @@ keep_scenario() {
 		folios-pending=0 folios-offlined=$((before + 1))
 	check "pool counters agree after release" pool_consistent
 }
+
+# kernel_func_range NAME...: the running kernel's text range "START END"
+# (hex) of the first of the named functions the build kept out of line,
+# from the build's System.map moved by the KASLR offset of _stext: sorting
+# /proc/kallsyms of this debug kernel takes minutes under TCG.  For the
+# stack filters of fault injection (require-start, require-end).
+kernel_func_range() {
+	local map=$MFR_KDIR/System.map run built off start end names
+	names=" $* "
+	run=$(grep -m1 ' _stext$' /proc/kallsyms | cut -d' ' -f1)
+	built=$(grep -m1 ' _stext$' "$map" | cut -d' ' -f1)
+	off=$((0x$run - 0x$built))
+	read -r start end < <(awk -v names="$names" '
+		found { print start, $1; exit }
+		index(names, " " $3 " ") { found = 1; start = $1 }' "$map")
+	[ -n "$end" ] && printf '%x %x\n' $((0x$start + off)) $((0x$end + off))
+}

@@ -10,22 +10,10 @@
 fail=/sys/kernel/debug/fail_page_alloc
 check "HVO is on in this boot" test "$(cat /proc/sys/vm/hugetlb_optimize_vmemmap)" = 1
 
-# The range of the function that allocates the restored vmemmap pages
-# (whichever of them the compiler kept out of line), from the build's
-# System.map moved by the KASLR offset of _stext: sorting /proc/kallsyms
-# of this debug kernel took minutes under TCG.
-restore_range() {
-	local map=$MFR_KDIR/System.map run built off start end
-	run=$(grep -m1 ' _stext$' /proc/kallsyms | cut -d' ' -f1)
-	built=$(grep -m1 ' _stext$' "$map" | cut -d' ' -f1)
-	off=$((0x$run - 0x$built))
-	read -r start end < <(awk '
-		found { print start, $1; exit }
-		$3 == "alloc_vmemmap_page_list" || $3 == "vmemmap_remap_alloc" ||
-		$3 == "__hugetlb_vmemmap_restore_folio" { found = 1; start = $1 }' "$map")
-	[ -n "$end" ] && printf '%x %x\n' $((0x$start + off)) $((0x$end + off))
-}
-read -r start end < <(restore_range)
+# The function that allocates the restored vmemmap pages (whichever of
+# them the compiler kept out of line).
+read -r start end < <(kernel_func_range alloc_vmemmap_page_list \
+	vmemmap_remap_alloc __hugetlb_vmemmap_restore_folio)
 check "found the vmemmap restore in System.map ($start-$end)" test -n "$end"
 
 # fail_page_alloc for the vmemmap restore only.  Its stack filter walks
