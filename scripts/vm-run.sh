@@ -46,6 +46,18 @@ printf 'MFR_KDIR=%q\nMFR_KSRC=%q\n' "$KDIR" "$(dirname "$KDIR")/linux" >"$out/en
 # file chardevs (each truncating, each with its own offset): a log file
 # they point to would be truncated and overwritten.  Through pipes the
 # caller's files stay as they are.
+# virtme-ng links the build's modules into $KDIR/.virtme_mods when they
+# are newer than its list; two boots starting side by side (the suite's
+# lanes) would both do it and trip over each other's links.  Do it here,
+# one boot at a time.
+(
+	flock 9
+	cd "$KDIR"
+	if [ ! .virtme_mods/lib/modules/0.0.0/modules.dep -nt modules.order ]; then
+		"$(dirname "$VNG")/virtme-prep-kdir-mods" >/dev/null
+	fi
+) 9>"$KDIR/.vm-run.lock"
+
 numa=()
 for node in ${VM_NUMA:-}; do
 	numa+=(--numa "$node")

@@ -4,7 +4,7 @@
 # once allocations succeed again a retry offlines it with the usual
 # accounting.  The failure is injected with fail_page_alloc, filtered to
 # the vmemmap restore's own allocations.  Meanwhile offlining its memory
-# block (in ZONE_MOVABLE: movablecore= in this boot) fails at once instead
+# block (made ZONE_MOVABLE here: movable-block) fails at once instead
 # of spinning on it: a pending kept hugepage is never free to dissolve.
 . ./lib.sh
 fail=/sys/kernel/debug/fail_page_alloc
@@ -35,6 +35,11 @@ mark 1
 
 pool=$(hugepages_dir 2M)/nr_hugepages
 pool_before=$(cat "$pool")
+# The kept hugepage in a block made ZONE_MOVABLE for the offline check:
+# the pool's newest pages, which the memfd takes first.
+block=$(./movable-block)
+check "memory block ${block:-?} made ZONE_MOVABLE" test -n "$block"
+echo $(($(cat "$pool") + 2)) >"$pool"
 offlined=$(./status-value folios-offlined)
 isolated=$(./status-value raw-pages-isolated)
 returned=$(./status-value healthy-pages-returned)
