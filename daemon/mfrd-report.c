@@ -136,7 +136,7 @@ static void send_status(struct mfrd *d, const struct snapshot *s,
 			     pages,
 			     s->m.has[MFR_A_STATUS_GENERATION] ?
 			     s->m.status[MFR_A_STATUS_GENERATION] :
-			     d->generation,
+			     d->gens.generation,
 			     d->rules_refused ?
 			     "; the module refused the rules: not protected" : "",
 			     store, d->note ? "; " : "", d->note ?: "");

@@ -9,6 +9,7 @@
  *   mfrd-rules.c    pushing the rules, all or nothing
  *   mfrd-cgroups.c  the cgroups behind rules' paths, recreated or not
  *   mfrd-sync.c     events and reconciling dumps into the store
+ *   mfrd-generations.c  which events are new, when to re-dump
  *   mfrd-store-recover.c  a store that does not open: nothing lost
  *   mfrd-offline.c  hard-offlining the pfns of earlier boots
  *   mfrd-report.c   STATUS= and the metrics file
@@ -24,6 +25,7 @@
 
 #include "mfr-genl.h"
 #include "mfrd-config.h"
+#include "mfrd-generations.h"
 #include "mfrd-store.h"
 
 /* What the module told about a memfd: owner data joined to its pages. */
@@ -102,13 +104,7 @@ struct mfrd {
 	uint64_t *cgroup_ids;		/* rules' cgroups at their last push */
 	bool need_reconcile;		/* a reconcile failed: retry on tick */
 
-	/*
-	 * Generation bookkeeping (module/mfr.yaml): events at or below
-	 * dump_gen are already in the store; next_gen is the one expected.
-	 */
-	uint64_t dump_gen;
-	uint64_t next_gen;
-	uint64_t generation;		/* last one seen, for STATUS */
+	struct mfrd_gens gens;		/* the module's, as events tell */
 
 	struct mfrd_memfd *memfds;	/* cache, by inode */
 	size_t nmemfds;
