@@ -5,6 +5,14 @@
  * one; events and dumps carry it.  This file decides, event by event,
  * whether an event is already in the store, and, batch by batch, whether
  * the store must be reconciled from the module's dumps.
+ *
+ * The module sends its events in increasing generation (mfr.yaml), so a
+ * generation skipped is a change that sent nothing.  An event that still
+ * arrives after a later one (a module before that rule: t-nl-events saw
+ * 498, 500, 499) fills the hole the later one seemed to leave: it is not
+ * a lost event.  It is recorded, but it may be older than what the store
+ * holds now (a page's "kept" after its folio's "offlined"), so the batch
+ * ends with a reconcile that takes the page states from the dumps.
  */
 #ifndef MFRD_GENERATIONS_H
 #define MFRD_GENERATIONS_H
@@ -26,6 +34,8 @@ struct mfrd_gens {
 	/* The batch being read. */
 	struct mfrd_gen_hole *holes;
 	size_t nholes;
+	bool late;		/* an event came after a later one */
+	uint64_t late_gen, late_after;	/* the first such, and the later */
 };
 
 enum mfrd_gen_seen {
@@ -36,6 +46,7 @@ enum mfrd_gen_seen {
 enum mfrd_gen_action {
 	MFRD_GEN_NOTHING,
 	MFRD_GEN_RECONCILE_GAP,	/* generations without events: re-dump */
+	MFRD_GEN_RECONCILE_ORDER, /* none missing, but one came late */
 };
 
 /* What a batch leaves to do, from mfrd_gens_batch_end(). */
@@ -43,6 +54,8 @@ struct mfrd_gen_verdict {
 	enum mfrd_gen_action action;
 	uint64_t gap_from, gap_to;	/* the first and last missed */
 	uint64_t missing;		/* generations missed */
+	bool late;			/* an event came after a later one */
+	uint64_t late_gen, late_after;
 };
 
 /* A (re)connection: nothing dumped yet, generation 1 expected. */

@@ -641,6 +641,10 @@ int mfrd_events_read(struct mfrd *d)
 		return -1;
 	v = mfrd_gens_batch_end(&d->gens);
 	d->events_lost += overrun;
+	if (v.late)
+		mfrd_logf(LOG_NOTICE, NULL,
+			  "generation %" PRIu64 " arrived after %" PRIu64 ", against mfr.ko's order rule (mfr.yaml); page states are taken from its dumps",
+			  v.late_gen, v.late_after);
 	if (overrun) {
 		mfrd_logf(LOG_WARNING, MFRD_MSGID_EVENTS_LOST,
 			  "events lost: the receive buffer overran; reconciling from the module's dumps");
@@ -653,12 +657,18 @@ int mfrd_events_read(struct mfrd *d)
 			d->events_lost++;
 		if (changed > 0)
 			mfrd_logf(LOG_WARNING, MFRD_MSGID_EVENTS_LOST,
-				  "events lost: generations %" PRIu64 " to %" PRIu64 " were not seen; the dumps brought %d page records up to date",
-				  v.gap_from, v.gap_to, changed);
+				  "events lost: %" PRIu64 " generations between %" PRIu64 " and %" PRIu64 " were not seen; the dumps brought %d page records up to date",
+				  v.missing, v.gap_from, v.gap_to, changed);
 		else if (!changed)
 			mfrd_logf(LOG_DEBUG, NULL,
-				  "generations %" PRIu64 " to %" PRIu64 " came without events (write operations): nothing was missing",
-				  v.gap_from, v.gap_to);
+				  "%" PRIu64 " generations between %" PRIu64 " and %" PRIu64 " came without events (write operations): nothing was missing",
+				  v.missing, v.gap_from, v.gap_to);
+	} else if (v.action == MFRD_GEN_RECONCILE_ORDER) {
+		/*
+		 * Nothing missed: what the dumps change is the state a late
+		 * event set back, not a lost event.
+		 */
+		d->need_reconcile = mfrd_reconcile(d, "events out of order") < 0;
 	}
 	if (b.recorded)
 		mfrd_identify_pages(d);
