@@ -378,24 +378,48 @@ int forget_parse(struct mfrctl *ctl, char **args)
 	return parse_pfn(args[0], &ctl->forget_pfn);
 }
 
-/* The records forget deletes: ?1 the pfn, boot id (either form) or DIMM. */
-static const char *forget_where(const struct mfrctl *ctl)
+/*
+ * The records forget deletes: ?1 the pfn, boot id (either form) or DIMM,
+ * of earlier boots only (?2 the current boot id): mfr.ko still reports
+ * this boot's pages, and mfrd would record them again from its next dump
+ * and alert as if they were new.  this_boot selects those instead.
+ */
+static char *forget_where(const struct mfrctl *ctl, bool this_boot)
 {
-	if (ctl->forget_boot)
-		return " FROM poisoned_pages WHERE lower(replace(boot_id, '-', ''))"
-		       " = lower(replace(?1, '-', ''))";
-	if (ctl->forget_dimm)
-		return " FROM poisoned_pages WHERE dimm = ?1";
-	return " FROM poisoned_pages WHERE pfn = ?1";
+	const char *what = ctl->forget_boot ?
+		"lower(replace(boot_id, '-', '')) = lower(replace(?1, '-', ''))" :
+		ctl->forget_dimm ? "dimm = ?1" : "pfn = ?1";
+	char *sql;
+
+	if (asprintf(&sql, " FROM poisoned_pages WHERE %s AND boot_id %s ?2",
+		     what, this_boot ? "=" : "!=") < 0)
+		return NULL;
+	return sql;
 }
 
-static void forget_bind(const struct mfrctl *ctl, sqlite3_stmt *st)
+static void forget_bind(const struct mfrctl *ctl, sqlite3_stmt *st,
+			const char *boot_id)
 {
 	if (ctl->forget_boot || ctl->forget_dimm)
 		sqlite3_bind_text(st, 1, ctl->forget_boot ?: ctl->forget_dimm,
 				  -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_int64(st, 1, (sqlite3_int64)ctl->forget_pfn);
+	sqlite3_bind_text(st, 2, boot_id, -1, SQLITE_STATIC);
+}
+
+/* The running kernel's boot id, as mfrd records it; -1 if unreadable. */
+static int current_boot_id(char *buf, size_t size)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	bool ok;
+
+	if (!f)
+		return -1;
+	ok = fgets(buf, (int)size, f) != NULL;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return ok && buf[0] ? 0 : -1;
 }
 
 /* "pfn 0x1a2b", "boot ID", "DIMM 'LABEL'" */
@@ -409,26 +433,41 @@ static void forget_what(const struct mfrctl *ctl, char *buf, size_t size)
 		snprintf(buf, size, "pfn 0x%" PRIx64, ctl->forget_pfn);
 }
 
-/* Records, distinct pfns and boots that forget would delete; -1 on error. */
-static int forget_count(struct mfrctl *ctl, sqlite3 *db, int counts[3])
+/*
+ * Records, distinct pfns and boots that forget would delete (or, with
+ * this_boot, keeps); -1 on error.
+ */
+static int forget_count(struct mfrctl *ctl, sqlite3 *db, const char *boot_id,
+			bool this_boot, int counts[3])
 {
+	char *where = forget_where(ctl, this_boot), *sql = NULL;
 	sqlite3_stmt *st;
-	char *sql;
 	int rc;
 
-	if (asprintf(&sql, "SELECT count(*), count(DISTINCT pfn),"
-		     " count(DISTINCT boot_id)%s", forget_where(ctl)) < 0)
+	if (!where || asprintf(&sql, "SELECT count(*), count(DISTINCT pfn),"
+			       " count(DISTINCT boot_id)%s", where) < 0)
+		sql = NULL;
+	free(where);
+	if (!sql)
 		return -1;
 	rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
 	free(sql);
 	if (rc)
 		return db_fail(ctl, db, "not an mfrd store"), -1;
-	forget_bind(ctl, st);
+	forget_bind(ctl, st, boot_id);
 	rc = sqlite3_step(st);
 	for (int i = 0; i < 3; i++)
 		counts[i] = rc == SQLITE_ROW ? sqlite3_column_int(st, i) : 0;
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW ? 0 : (db_fail(ctl, db, "reading"), -1);
+}
+
+/* What forget leaves: this boot's records, and why. */
+static void say_kept(const char *what, int kept)
+{
+	fprintf(stderr, "mfrctl: forget: %d record%s of %s from the running boot kept: mfr.ko still reports %s, and mfrd would record %s again; forget %s after the next boot\n",
+		kept, kept == 1 ? "" : "s", what, kept == 1 ? "it" : "them",
+		kept == 1 ? "it" : "them", kept == 1 ? "it" : "them");
 }
 
 /* y or yes on the terminal; anything else, or end of input, is no. */
@@ -467,23 +506,33 @@ static void log_forget(const struct mfrctl *ctl, const char *what, int n)
 int forget_run(struct mfrctl *ctl)
 {
 	bool dry = ctl->given & OPT_DRY_RUN;
-	char what[512], *sql;
-	int ret, n, counts[3];
+	char what[512], boot_id[64], *sql, *where;
+	int ret, n, counts[3], kept[3];
 	sqlite3_stmt *st;
 	json_object *doc;
 	sqlite3 *db;
 
 	forget_what(ctl, what, sizeof(what));
+	if (current_boot_id(boot_id, sizeof(boot_id))) {
+		fprintf(stderr, "mfrctl: forget: cannot read the boot id (/proc/sys/kernel/random/boot_id): %s; nothing forgotten\n",
+			strerror(errno));
+		return EXIT_FAILED;
+	}
 	ret = open_db(ctl, !dry, &db);
 	if (ret)
 		return ret;
 	/* Counted and asked before the write lock: mfrd must not wait on us. */
-	if (forget_count(ctl, db, counts)) {
+	if (forget_count(ctl, db, boot_id, true, kept) ||
+	    forget_count(ctl, db, boot_id, false, counts)) {
 		sqlite3_close(db);
 		return EXIT_FAILED;
 	}
+	if (kept[0])
+		say_kept(what, kept[0]);
 	if (!counts[0]) {
-		fprintf(stderr, "mfrctl: forget: no record of %s\n", what);
+		if (!kept[0])
+			fprintf(stderr, "mfrctl: forget: no record of %s\n",
+				what);
 		sqlite3_close(db);
 		return EXIT_FAILED;
 	}
@@ -514,17 +563,20 @@ int forget_run(struct mfrctl *ctl)
 		sqlite3_close(db);
 		return ret;
 	}
-	if (asprintf(&sql, "DELETE%s", forget_where(ctl)) < 0) {
+	where = forget_where(ctl, false);
+	if (!where || asprintf(&sql, "DELETE%s", where) < 0) {
+		free(where);
 		ret = EXIT_FAILED;
 		goto rollback;
 	}
+	free(where);
 	ret = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
 	free(sql);
 	if (ret) {
 		ret = db_fail(ctl, db, "not an mfrd store");
 		goto rollback;
 	}
-	forget_bind(ctl, st);
+	forget_bind(ctl, st, boot_id);
 	if (sqlite3_step(st) != SQLITE_DONE) {
 		sqlite3_finalize(st);
 		ret = db_fail(ctl, db, "forgetting");

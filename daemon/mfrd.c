@@ -625,6 +625,25 @@ static void count_earlier_pfns(struct mfrd *d)
 		mfrd_store_failed(d, mfrd_store_error(d->store));
 	}
 	free(pfns);
+	d->store_data_version = mfrd_store_data_version(d->store);
+}
+
+void mfrd_store_check_outside_change(struct mfrd *d)
+{
+	uint64_t before = d->earlier_boot_pfns;
+	int64_t v = mfrd_store_data_version(d->store);
+
+	if (v < 0) {
+		mfrd_store_failed(d, mfrd_store_error(d->store));
+		return;
+	}
+	if (v == d->store_data_version)
+		return;
+	count_earlier_pfns(d);
+	if (d->earlier_boot_pfns_known && d->earlier_boot_pfns != before)
+		mfrd_logf(LOG_NOTICE, NULL,
+			  "the store was changed by another program (mfrctl forget): %" PRIu64 " pfns of earlier boots recorded, %" PRIu64 " before; the next boot offlines those",
+			  d->earlier_boot_pfns, before);
 }
 
 static int on_store_retry(sd_event_source *src, uint64_t usec, void *arg);

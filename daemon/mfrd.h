@@ -81,8 +81,9 @@ struct mfrd {
 	uint64_t events_lost;		/* overruns and generation gaps */
 	uint64_t redumps;		/* reconciling dumps */
 	char store_last_error[256];	/* logged once until it changes */
-	uint64_t earlier_boot_pfns;	/* fixed for the whole boot */
+	uint64_t earlier_boot_pfns;	/* in the store (forget changes it) */
 	bool earlier_boot_pfns_known;	/* ... read from the store file */
+	int64_t store_data_version;	/* when they were counted */
 	struct mfrd_dimms *dimms;	/* SMBIOS memory devices, or NULL */
 	sd_event_source *identify_src;	/* identity of pages, in slices */
 	uint64_t identified, identify_slices;	/* ... this round, for the log */
@@ -127,6 +128,13 @@ void mfrd_fail(struct mfrd *d);
 
 /* status-get on the request socket, cb gets the reply. */
 int mfrd_status_get(struct mfrd *d, mfr_genl_cb cb, void *arg);
+
+/*
+ * Another program committed to the store since the last look (mfrctl
+ * forget): count the pfns of earlier boots again, so that the metric is
+ * not stale.  Called before each metrics write.
+ */
+void mfrd_store_check_outside_change(struct mfrd *d);
 
 /* A store read or write failed: counted, exported, logged when new. */
 void mfrd_store_failed(struct mfrd *d, const char *what);

@@ -438,6 +438,45 @@ else
 	fail "read-only directory: unshare -m is not available (needs root)"
 fi
 
+# mfrctl forget while mfrd runs: mfrd notices the store changed behind
+# it and counts the earlier boots' pfns again (the metric is not stale);
+# this boot's records stay, since mfr.ko still reports them and mfrd
+# would record them again from its next dump and alert as if new.
+store_case forget
+boot_id=$(cat /proc/sys/kernel/random/boot_id)
+python3 - "$tmp/forget/mfrd.db" "$boot_id" <<'EOP'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], timeout=10)
+c.execute("INSERT INTO poisoned_pages (boot_id, pfn, state, times_consumed,"
+          " first_seen_usec, last_update_usec) VALUES (?, ?, 'kept', 0, 1, 1)",
+          (sys.argv[2], 0x7000))
+c.commit()
+EOP
+"$mfrd" --config "$tmp/forget.conf" --rules-dir "$tmp/rules" >"$tmp/forget.log" 2>&1 &
+pid=$!
+wait_for 30 grep -qsx 'mfr_poisoned_pfns_earlier_boots 1' "$tmp/forget.prom" &&
+	ok "forget: before, mfr_poisoned_pfns_earlier_boots 1 (pfn 0x9000)" ||
+	fail "forget: $(grep earlier "$tmp/forget.prom" 2>&1)"
+fdb=(--db "$tmp/forget/mfrd.db")
+[ "$("$mfrctl" forget 0x9000 --yes "${fdb[@]}")" = "forgot 1 record" ] &&
+	ok "forget: mfrctl forget 0x9000 while mfrd runs" || fail "forget: mfrctl forget 0x9000"
+wait_for 10 grep -qx 'mfr_poisoned_pfns_earlier_boots 0' "$tmp/forget.prom" &&
+	ok "forget: then mfr_poisoned_pfns_earlier_boots 0, not stale" ||
+	fail "forget: metric stale after forget: $(grep earlier "$tmp/forget.prom")"
+grep -q 'changed by another program (mfrctl forget): 0 pfns of earlier boots recorded, 1 before' "$tmp/forget.log" &&
+	ok "forget: mfrd logs the store change" || fail "forget: no log line about the store change"
+rc=0
+"$mfrctl" forget 0x7000 --yes "${fdb[@]}" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'of pfn 0x7000 from the running boot kept: mfr.ko still reports it' "$tmp/err" &&
+	ok "forget: a pfn of the running boot is refused, with why" || fail "forget of this boot's pfn: exit $rc $(cat "$tmp/err")"
+rc=0
+"$mfrctl" forget --boot "${boot_id//-/}" --yes "${fdb[@]}" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'from the running boot kept' "$tmp/err" &&
+	ok "forget: --boot of the running boot is refused" || fail "forget --boot of this boot: exit $rc $(cat "$tmp/err")"
+[ "$(db_query "$tmp/forget/mfrd.db" "select count(*) from poisoned_pages where pfn = 0x7000")" = 1 ] &&
+	ok "forget: the running boot's record is still there" || fail "forget: the running boot's record was deleted"
+stop_mfrd "forget" "$tmp/forget.log"
+
 # Boot offlining after a DIMM change (a swap, or a BIOS update that
 # reformatted the strings): a record made on DIMM_OLD, whose address the
 # SMBIOS table now maps to DIMM_NEW, is offlined all the same and
