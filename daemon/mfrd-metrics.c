@@ -144,6 +144,9 @@ static void format(FILE *f, const struct mfrd_metrics *m)
 	header(f, "mfrd_reloads_failed_total", "counter",
 	       "Reloads refused since mfrd started (configuration errors or rules refused by the module).");
 	fprintf(f, "mfrd_reloads_failed_total %" PRIu64 "\n", m->reloads_failed);
+	header(f, "mfrd_rules_changed_outside", "gauge",
+	       "Rules added to or removed from the module behind mfrd's back (mfrctl rules add/del): its next reload or restart undoes them.");
+	fprintf(f, "mfrd_rules_changed_outside %u\n", m->rules_outside);
 	header(f, "mfrd_events_lost_total", "counter",
 	       "Times mfrd lost module events (receive buffer overrun, generation gap).");
 	fprintf(f, "mfrd_events_lost_total %" PRIu64 "\n", m->events_lost);

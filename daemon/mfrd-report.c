@@ -66,6 +66,8 @@ static void snapshot(struct mfrd *d, struct snapshot *s)
 		mfrd_store_failed(d, mfrd_store_error(d->store));
 	}
 	mfrd_store_check_outside_change(d);
+	mfrd_rules_check_outside(d);
+	s->m.rules_outside = d->rules_outside;
 	s->m.has_earlier_boot_pfns = d->earlier_boot_pfns_known;
 	s->m.earlier_boot_pfns = d->earlier_boot_pfns;
 	s->m.offline_dimm_changed = d->offline_dimm_changed;

@@ -1071,6 +1071,7 @@ static void cleanup(struct mfrd *d)
 	free(d->rules_refusal);
 	free(d->cgroup_root);
 	free(d->cgroup_ids);
+	free(d->pushed_ids);
 	mfrd_dimms_free(d->dimms);
 	sd_event_unref(d->event);
 }

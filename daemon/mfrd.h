@@ -103,6 +103,10 @@ struct mfrd {
 	bool rules_refused;		/* the module refused the rules */
 	char *cgroup_root;		/* the cgroup v2 hierarchy's mount */
 	uint64_t *cgroup_ids;		/* rules' cgroups at their last push */
+	uint32_t *pushed_ids;		/* ids mfr.ko gave the rules pushed */
+	size_t npushed_ids;
+	bool pushed_ids_known;
+	unsigned int rules_outside;	/* rules added/removed behind us */
 	bool need_reconcile;		/* a reconcile failed: retry on tick */
 
 	struct mfrd_gens gens;		/* the module's, as events tell */
@@ -194,6 +198,13 @@ int mfrd_rules_push(struct mfrd *d, const struct mfrd_rules *rules);
  * rules again, so the module resolves the path to the cgroup there now.
  */
 void mfrd_rules_check_cgroups(struct mfrd *d);
+
+/*
+ * Before each metrics write: the rules mfr.ko holds against those mfrd
+ * pushed; a rule added or deleted behind mfrd's back (mfrctl rules
+ * add/del), which its next push undoes, is logged and exported.
+ */
+void mfrd_rules_check_outside(struct mfrd *d);
 
 /* mfrd-sync.c */
 /*
