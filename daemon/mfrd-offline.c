@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "mfrd.h"
+#include "mfrd-atomic-file.h"
 #include "mfrd-dimm.h"
 #include "mfrd-log.h"
 
@@ -61,32 +62,17 @@ static bool done_this_boot(struct mfrd *d)
 /* Write the marker atomically: a half-written one would be "not done". */
 static void mark_done(struct mfrd *d)
 {
-	char *path = marker_path(d), *tmp;
-	bool ok;
-	FILE *f;
-	int err;
+	char *path = marker_path(d), *text;
+	int r;
 
-	if (asprintf(&tmp, "%s.tmp", path) < 0)
+	if (asprintf(&text, "%s\n", d->boot_id) < 0)
 		abort();
-	f = fopen(tmp, "we");
-	ok = f && fprintf(f, "%s\n", d->boot_id) > 0 && !fflush(f) &&
-	     !fsync(fileno(f));
-	err = errno;
-	if (f && fclose(f) && ok) {
-		ok = false;
-		err = errno;
-	}
-	if (ok && rename(tmp, path)) {
-		ok = false;
-		err = errno;
-	}
-	if (!ok) {
+	r = mfrd_atomic_write(path, text, strlen(text), 0644);
+	if (r)
 		mfrd_logf(LOG_WARNING, NULL,
 			  "cannot write %s (%s): a restart in this boot will offline the recorded pfns again",
-			  path, strerror(err));
-		unlink(tmp);
-	}
-	free(tmp);
+			  path, strerror(-r));
+	free(text);
 	free(path);
 }
 

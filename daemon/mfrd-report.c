@@ -15,6 +15,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "mfrd.h"
+#include "mfrd-clock.h"
 #include "mfrd-log.h"
 #include "mfrd-metrics.h"
 
@@ -101,14 +102,6 @@ static void snapshot(struct mfrd *d, struct snapshot *s)
 	s->m.write_time = mfrd_now_usec() / 1e6;
 }
 
-static uint64_t now_monotonic(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static void send_status(struct mfrd *d, const struct snapshot *s,
 			const char *extra)
 {
@@ -168,7 +161,7 @@ static void write_metrics(struct mfrd *d)
 
 	snapshot(d, &s);
 	send_status(d, &s, NULL);
-	d->metrics_last_usec = now_monotonic();
+	d->metrics_last_usec = (uint64_t)mfrd_monotonic_usec();
 	if (path)
 		ret = mfrd_metrics_write(path, &s.m);
 	/* Each failure once: a missing directory is common, not fatal. */
@@ -203,7 +196,7 @@ void mfrd_report_soon(struct mfrd *d)
 		sd_event_source_get_enabled(d->metrics_soon, &enabled);
 	if (enabled != SD_EVENT_OFF)
 		return;			/* already due */
-	if (!d->metrics_last_usec || now_monotonic() >= next || !d->event ||
+	if (!d->metrics_last_usec || (uint64_t)mfrd_monotonic_usec() >= next || !d->event ||
 	    !d->metrics_soon) {
 		write_metrics(d);
 		return;

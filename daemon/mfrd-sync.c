@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "mfrd.h"
+#include "mfrd-clock.h"
 #include "mfrd-log.h"
 #include "output.h"
 
@@ -29,14 +30,6 @@
  */
 #define BATCH_MAX	512
 #define BATCH_USEC	(250 * 1000)
-
-static int64_t monotonic_usec(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000 + t.tv_nsec / 1000;
-}
 
 /* ---- memfd cache: the owner data poison events lack ---- */
 
@@ -588,7 +581,7 @@ static bool readable(int fd)
  */
 static int read_batch(struct mfrd *d, struct batch *b, bool *overrun)
 {
-	int64_t deadline = monotonic_usec() + BATCH_USEC;
+	int64_t deadline = mfrd_monotonic_usec() + BATCH_USEC;
 	int ret = 0, n;
 	char *why;
 
@@ -597,7 +590,7 @@ static int read_batch(struct mfrd *d, struct batch *b, bool *overrun)
 	if (mfrd_store_begin(d->store))
 		goto store_failed;
 	for (n = 0; n < BATCH_MAX && readable(mfr_genl_fd(d->events)) &&
-	     monotonic_usec() < deadline; n++) {
+	     mfrd_monotonic_usec() < deadline; n++) {
 		ret = mfr_genl_recv_events(d->events, on_event, b);
 		if (ret == -MFR_GENL_EOVERRUN) {
 			*overrun = true;

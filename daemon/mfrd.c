@@ -32,6 +32,8 @@
 #include <systemd/sd-daemon.h>
 
 #include "mfrd.h"
+#include "mfrd-atomic-file.h"
+#include "mfrd-clock.h"
 #include "mfrd-dimm.h"
 #include "mfrd-log.h"
 #include "mfrd-store-recover.h"
@@ -88,14 +90,6 @@ int64_t mfrd_now_usec(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static int64_t now_monotonic_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static char *reload_result_path(void)
 {
 	const char *dir = getenv("RUNTIME_DIRECTORY");
@@ -115,36 +109,26 @@ static char *reload_result_path(void)
  */
 static void write_reload_result(bool ok, const char *why)
 {
-	char *path = reload_result_path(), *tmp;
-	FILE *f;
-	int ret;
+	char *path = reload_result_path(), *text, *dir;
+	int r;
 
-	if (asprintf(&tmp, "%s.tmp", path) < 0)
+	if (asprintf(&text, "%lld %s\n%s\n", (long long)mfrd_monotonic_usec(),
+		     ok ? "ok" : "failed", why ?: "") < 0)
 		abort();
-	f = fopen(tmp, "we");
-	if (!f && errno == ENOENT) {
+	r = mfrd_atomic_write(path, text, strlen(text), 0644);
+	if (r == -ENOENT) {
 		/* By hand, without systemd's RuntimeDirectory=. */
-		char *dir = strndup(path, strrchr(path, '/') - path);
-
+		dir = strndup(path, strrchr(path, '/') - path);
 		if (!dir)
 			abort();
 		mkdir(dir, 0755);
 		free(dir);
-		f = fopen(tmp, "we");
+		r = mfrd_atomic_write(path, text, strlen(text), 0644);
 	}
-	if (!f) {
-		mfrd_logf(LOG_WARNING, NULL, "cannot write %s: %m", tmp);
-		goto out;
-	}
-	fprintf(f, "%lld %s\n%s\n", (long long)now_monotonic_usec(),
-		ok ? "ok" : "failed", why ?: "");
-	ret = fclose(f);
-	if (ret || rename(tmp, path)) {
-		mfrd_logf(LOG_WARNING, NULL, "cannot write %s: %m", path);
-		unlink(tmp);
-	}
-out:
-	free(tmp);
+	if (r)
+		mfrd_logf(LOG_WARNING, NULL, "cannot write %s: %s", path,
+			  strerror(-r));
+	free(text);
 	free(path);
 }
 
@@ -221,7 +205,7 @@ void mfrd_watchdog_progress(struct mfrd *d)
 
 	if (!d->cfg.watchdog || sd_watchdog_enabled(0, &interval) <= 0)
 		return;
-	now = now_monotonic_usec();
+	now = mfrd_monotonic_usec();
 	if (now - last < (int64_t)(interval / 4))
 		return;
 	last = now;
@@ -523,7 +507,7 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si,
 	(void)si;
 	if (d->ready_sent)
 		sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%lld",
-			   (long long)now_monotonic_usec());
+			   (long long)mfrd_monotonic_usec());
 	ok = reload(d, &why);
 	write_reload_result(ok, why);
 	free(why);
@@ -862,7 +846,7 @@ static int check_only(struct mfrd *d)
 static int wait_for_settings(struct mfrd *d, struct mfrd_errors *errs)
 {
 	const struct timespec retry = { CONFIG_RETRY_SEC, 0 };
-	int64_t ready_at = now_monotonic_usec() +
+	int64_t ready_at = mfrd_monotonic_usec() +
 			   MFRD_READY_TIMEOUT_DEFAULT * 1000000LL;
 	char *last = NULL, *now;
 	siginfo_t si;
@@ -880,9 +864,9 @@ static int wait_for_settings(struct mfrd *d, struct mfrd_errors *errs)
 			log_config_errors(errs, LOG_ERR,
 					  "not starting until it is fixed: mfr.ko keeps the rules it has, no page of an earlier boot is offlined; the files are read again every " CONFIG_RETRY_TEXT " and on \"systemctl reload mfrd\"");
 		if (!last || strcmp(now, last) ||
-		    (!d->ready_sent && now_monotonic_usec() >= ready_at)) {
+		    (!d->ready_sent && mfrd_monotonic_usec() >= ready_at)) {
 			/* Bounded like ready_timeout, which is unread yet. */
-			if (!d->ready_sent && now_monotonic_usec() >= ready_at)
+			if (!d->ready_sent && mfrd_monotonic_usec() >= ready_at)
 				ready_unprotected(d, MFRD_READY_TIMEOUT_DEFAULT,
 						  "the configuration is refused: mfrd has not started (mfr.ko keeps whatever rules it has)");
 			sd_notifyf(0, "%sSTATUS=%sconfiguration refused (%zu error%s, see the journal): not started, waiting for a fix",
@@ -967,7 +951,7 @@ static int reload_client(const char *pid_arg)
 		free(path);
 		return EXIT_USAGE;
 	}
-	sent = now_monotonic_usec();
+	sent = mfrd_monotonic_usec();
 	if (kill((pid_t)pid, SIGHUP)) {
 		fprintf(stderr, "mfrd --reload: cannot signal %ld: %s\n", pid,
 			strerror(errno));
@@ -975,7 +959,7 @@ static int reload_client(const char *pid_arg)
 		return EXIT_FAILURE;
 	}
 	for (deadline = sent + RELOAD_TIMEOUT_USEC;
-	     now_monotonic_usec() < deadline; usleep(20000)) {
+	     mfrd_monotonic_usec() < deadline; usleep(20000)) {
 		if (read_reload_result(path, &ok, why, sizeof(why)) < sent)
 			continue;
 		if (why[0])
@@ -1084,7 +1068,7 @@ int main(int argc, char **argv)
 	};
 	struct mfrd_errors errs = { 0 };
 	bool check = false, reload_opt = false;
-	int64_t started = now_monotonic_usec();
+	int64_t started = mfrd_monotonic_usec();
 	int ret;
 
 	ret = parse_args(&d, argc, argv, &check, &reload_opt);

@@ -10,6 +10,9 @@
  *   mfrd-cgroups.c  the cgroups behind rules' paths, recreated or not
  *   mfrd-sync.c     events and reconciling dumps into the store
  *   mfrd-generations.c  which events are new, when to re-dump
+ *   mfrd-rule-ids.c  rules changed in the module behind mfrd's back
+ *   mfrd-atomic-file.c  replacing a file atomically and durably
+ *   mfrd-clock.c    the monotonic clock
  *   mfrd-store-recover.c  a store that does not open: nothing lost
  *   mfrd-offline.c  hard-offlining the pfns of earlier boots
  *   mfrd-report.c   STATUS= and the metrics file
