@@ -530,6 +530,62 @@ grep -q '^mfr_offline_failed 2$' "$tmp/mfr.prom" &&
 	fail "boot offlining with failures marked done"
 kill "$pid"; wait "$pid" || true; pid=
 
+# Boot offlining soft-offlines first (the kernel migrates the content:
+# nobody loses data), and hard-offlines only a page no process maps: a
+# page some process maps and that could not be migrated stays in service
+# rather than that unrelated process get SIGBUS.  Stand-ins for the two
+# sysfs files and /proc/kpageflags; the pfns are past any real memory, so
+# even a daemon that ignored them would have the kernel refuse them.
+store_case offline
+base=$((1 << 36))
+python3 - "$tmp/offline/mfrd.db" "$base" <<'EOP'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("DELETE FROM poisoned_pages")
+base = int(sys.argv[2])
+for pfn in (base, base + 1):
+    c.execute("INSERT INTO poisoned_pages (boot_id, pfn, state, first_seen_usec, last_update_usec)"
+              " VALUES ('boot-1', ?, 'offlined', 1, 1)", (pfn,))
+c.commit()
+EOP
+python3 - "$tmp/kpageflags" "$base" <<'EOP'
+import struct, sys
+base = int(sys.argv[2])
+with open(sys.argv[1], "wb") as f:      # sparse: only the two entries
+    f.seek(base * 8)
+    f.write(struct.pack("<QQ", (1 << 11) | (1 << 12) | (1 << 5), 1 << 10))  # mmap anon lru; buddy
+EOP
+mkdir -p "$tmp/sysmem/soft_offline_page"	# a directory: soft-offlining fails
+: >"$tmp/sysmem/hard_offline_page"
+MFRD_SYSFS_MEMORY=$tmp/sysmem MFRD_KPAGEFLAGS=$tmp/kpageflags \
+	"$mfrd" --config "$tmp/offline.conf" --rules-dir "$tmp/rules" >"$tmp/offline.log" 2>&1 &
+pid=$!
+if wait_for 30 grep -qs '^mfr_offline_failed 1$' "$tmp/offline.prom"; then
+	ok "offline: soft-offlining failed for both; the mapped page is left, mfr_offline_failed 1"
+else
+	fail "offline: $(grep offline "$tmp/offline.prom" 2>&1)"; cat "$tmp/offline.log"
+fi
+[ "$(cat "$tmp/sysmem/hard_offline_page")" = "$(printf '0x%x' $(((base + 1) << 12)))" ] &&
+	ok "offline: only the page no process maps was hard-offlined" ||
+	fail "offline: hard_offline_page got '$(cat "$tmp/sysmem/hard_offline_page")'"
+grep -q 'MFR_HARD_OFFLINED=1 MFR_IN_USE=1\]' "$tmp/offline.log" &&
+	grep -q '1 of them mapped by a process and not migratable: left in service' "$tmp/offline.log" &&
+	ok "offline: the journal says which was left in service and why" ||
+	fail "offline: $(grep -i earlier "$tmp/offline.log")"
+stop_mfrd "offline" "$tmp/offline.log"
+# Soft-offlining works: nothing is hard-offlined, nothing fails.
+rmdir "$tmp/sysmem/soft_offline_page"
+: >"$tmp/sysmem/soft_offline_page"
+: >"$tmp/sysmem/hard_offline_page"
+MFRD_SYSFS_MEMORY=$tmp/sysmem MFRD_KPAGEFLAGS=$tmp/kpageflags \
+	"$mfrd" --config "$tmp/offline.conf" --rules-dir "$tmp/rules" >"$tmp/offline2.log" 2>&1 &
+pid=$!
+wait_for 30 grep -qs 'MFR_OFFLINED=2 MFR_ALREADY=0 MFR_FAILED=0 MFR_HARD_OFFLINED=0 ' "$tmp/offline2.log" &&
+	[ ! -s "$tmp/sysmem/hard_offline_page" ] && [ -s "$tmp/sysmem/soft_offline_page" ] &&
+	ok "offline: both soft-offlined, none hard-offlined" ||
+	fail "offline: $(grep -i earlier "$tmp/offline2.log")"
+stop_mfrd "offline again" "$tmp/offline2.log"
+
 # Long work never starves the watchdog (WatchdogSec=30 semantics): a
 # restart finds 20 000 pages of this boot without their memory identity
 # (mfrd was killed between a reconcile and its identification, one fsync
