@@ -19,6 +19,7 @@
 
 #include "mfrctl.h"
 #include "mfrd-log.h"
+#include "mfrd-store.h"
 
 #define BUSY_MS		10000
 
@@ -48,6 +49,14 @@ static const char history_sql[] =
 
 /* How a column's value reads: numbers in hex, times in ISO 8601. */
 enum kind { K_TEXT, K_HEX, K_NUMBER, K_TIME };
+
+/*
+ * JSON keys that differ from the column title: the names poison list -j
+ * (the spec's attributes) uses for the same thing.
+ */
+static const char *const history_keys[] = {
+	[H_CONSUMED] = "times_consumed",
+};
 
 static const enum kind history_kinds[] = {
 	[H_BOOT] = K_TEXT, [H_PFN] = K_HEX, [H_PHYS] = K_HEX,
@@ -138,11 +147,59 @@ static int db_fail(struct mfrctl *ctl, sqlite3 *db, const char *what)
 	return EXIT_FAILED;
 }
 
-/* Rows of st as a table (cols, kinds) or a JSON array. */
+/* An integer a query returns, or -1. */
+static int query_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	int v = -1;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/*
+ * A query of the store failed: say why in the operator's terms.  A store
+ * of an older schema (mfrd migrates it when it starts) or a newer one
+ * (a newer mfrd wrote it) is mfrd's all the same; "not an mfrd store"
+ * only for a database without its tables.
+ */
+static int store_fail(struct mfrctl *ctl, sqlite3 *db, const char *doing)
+{
+	char err[512];
+	int v, tables;
+
+	snprintf(err, sizeof(err), "%s", sqlite3_errmsg(db));
+	v = query_int(db, "PRAGMA user_version");
+	tables = query_int(db, "SELECT count(*) FROM sqlite_schema"
+			       " WHERE name = 'poisoned_pages'");
+	if (v == 0 && tables == 0)
+		fprintf(stderr, "mfrctl: %s: not an mfrd store (no poisoned_pages table)\n",
+			ctl->what);
+	else if (v > 0 && v < MFRD_STORE_SCHEMA_VERSION)
+		fprintf(stderr, "mfrctl: %s: the store has schema %d, older than this mfrctl's %d: mfrd migrates it when it starts (%s)\n",
+			ctl->what, v, MFRD_STORE_SCHEMA_VERSION, err);
+	else if (v > MFRD_STORE_SCHEMA_VERSION)
+		fprintf(stderr, "mfrctl: %s: the store has schema %d, newer than this mfrctl's %d: a newer mfrd wrote it (%s)\n",
+			ctl->what, v, MFRD_STORE_SCHEMA_VERSION, err);
+	else
+		fprintf(stderr, "mfrctl: %s: %s: %s\n", ctl->what, doing, err);
+	return EXIT_FAILED;
+}
+
+/*
+ * Rows of st as a table (cols, kinds) or a JSON array, keyed by the
+ * column titles in snake_case unless keys (by attr) names one; an SQL
+ * NULL is left out, as the netlink listings leave out what the kernel
+ * did not send.
+ */
 static int print_rows(struct mfrctl *ctl, sqlite3 *db, sqlite3_stmt *st,
 		      const struct column *cols, size_t ncols,
-		      const enum kind *kinds, const char *columns,
-		      json_object **json_out)
+		      const enum kind *kinds, const char *const *keys,
+		      size_t nkeys, const char *columns, json_object **json_out)
 {
 	struct libscols_table *tb = NULL;
 	size_t shown[ncols], nshown = ncols, i, bad_len;
@@ -177,14 +234,20 @@ static int print_rows(struct mfrctl *ctl, sqlite3 *db, sqlite3_stmt *st,
 			if (!obj || json_append(arr, obj))
 				goto nomem;
 			for (i = 0; i < ncols; i++) {
-				column_name(&cols[i], name, sizeof(name));
-				json_key(name, key, sizeof(key));
+				unsigned int a = cols[i].attr;
 				bool null;
-				json_object *v = cell_json(st, (int)cols[i].attr - 1,
-							   kinds[cols[i].attr], &null);
+				json_object *v = cell_json(st, (int)a - 1,
+							   kinds[a], &null);
 
-				if (null ? json_object_object_add(obj, key, NULL) :
-					   json_add(obj, key, v))
+				if (null)
+					continue;
+				if (a < nkeys && keys[a]) {
+					snprintf(key, sizeof(key), "%s", keys[a]);
+				} else {
+					column_name(&cols[i], name, sizeof(name));
+					json_key(name, key, sizeof(key));
+				}
+				if (json_add(obj, key, v))
 					goto nomem;
 			}
 			continue;
@@ -234,12 +297,13 @@ int history_run(struct mfrctl *ctl)
 	if (ret)
 		return ret;
 	if (sqlite3_prepare_v2(db, history_sql, -1, &st, NULL) != SQLITE_OK) {
-		ret = db_fail(ctl, db, "not an mfrd store");
+		ret = store_fail(ctl, db, "reading the store");
 		sqlite3_close(db);
 		return ret;
 	}
 	ret = print_rows(ctl, db, st, history_cols, history_ncols,
-			 history_kinds, output_opts.columns, NULL);
+			 history_kinds, history_keys, ARRAY_SIZE(history_keys),
+			 output_opts.columns, NULL);
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	if (ret < 0) {
@@ -312,14 +376,15 @@ int summary_run(struct mfrctl *ctl)
 		ret = -ENOMEM;
 	for (size_t i = 0; !ret && i < ARRAY_SIZE(sections); i++) {
 		if (sqlite3_prepare_v2(db, sections[i].sql, -1, &st, NULL)) {
-			ret = db_fail(ctl, db, "not an mfrd store");
+			ret = store_fail(ctl, db, "reading the store");
 			break;
 		}
 		if (!doc)
 			printf("%s%s:\n", i ? "\n" : "", sections[i].title);
 		arr = NULL;
 		ret = print_rows(ctl, db, st, sections[i].cols, sections[i].ncols,
-				 sections[i].kinds, NULL, doc ? &arr : NULL);
+				 sections[i].kinds, NULL, 0, NULL,
+				 doc ? &arr : NULL);
 		sqlite3_finalize(st);
 		if (!ret && doc)
 			ret = json_add(doc, sections[i].key, arr);
@@ -453,7 +518,7 @@ static int forget_count(struct mfrctl *ctl, sqlite3 *db, const char *boot_id,
 	rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
 	free(sql);
 	if (rc)
-		return db_fail(ctl, db, "not an mfrd store"), -1;
+		return store_fail(ctl, db, "reading the store"), -1;
 	forget_bind(ctl, st, boot_id);
 	rc = sqlite3_step(st);
 	for (int i = 0; i < 3; i++)
@@ -573,7 +638,7 @@ int forget_run(struct mfrctl *ctl)
 	ret = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
 	free(sql);
 	if (ret) {
-		ret = db_fail(ctl, db, "not an mfrd store");
+		ret = store_fail(ctl, db, "forgetting");
 		goto rollback;
 	}
 	forget_bind(ctl, st, boot_id);
@@ -629,7 +694,7 @@ int store_ack_run(struct mfrctl *ctl)
 	clock_gettime(CLOCK_REALTIME, &now);
 	if (sqlite3_prepare_v2(db, "UPDATE store_incidents SET acked_usec = ?1"
 			       " WHERE acked_usec IS NULL", -1, &st, NULL)) {
-		ret = db_fail(ctl, db, "not an mfrd store with incidents (schema 3 or later)");
+		ret = store_fail(ctl, db, "acknowledging");
 		sqlite3_close(db);
 		return ret;
 	}

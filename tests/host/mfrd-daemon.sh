@@ -207,16 +207,17 @@ if "$mfrctl" -j history "${db[@]}" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 assert len(d) == 4 and d[0]["pfn"] == 4096 and d[0]["phys"] == 4096 * 4096, d
-assert d[3]["dimm"] is None and d[0]["first_seen"].endswith("Z"), d
+assert "dimm" not in d[3] and d[0]["first_seen"].endswith("Z"), d
+assert d[0]["times_consumed"] == 1 and "consumed" not in d[0], d[0]
 assert all(k == k.lower() and "-" not in k for r in d for k in r), d[0].keys()'; then
-	ok "mfrctl -j history: snake_case keys, numbers, nulls"
+	ok "mfrctl -j history: snake_case keys as poison list -j (times_consumed), numbers, absent keys left out"
 else
 	fail "mfrctl -j history"
 fi
 if "$mfrctl" -j summary "${db[@]}" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-dimm = {r["dimm"]: r for r in d["by_dimm"]}
+dimm = {r.get("dimm"): r for r in d["by_dimm"]}
 assert dimm["BANK 0/DIMM_A1"]["pages"] == 2 and dimm["BANK 0/DIMM_A1"]["boots"] == 2, d
 assert dimm[None]["pages"] == 1, d
 assert {r["boot"]: r["pages"] for r in d["by_boot"]} == {"boot-1": 2, "boot-2": 2}, d
@@ -250,6 +251,26 @@ rc=0
 	ok "one record left (pfn 0x9000)" || fail "records left after forget"
 sleep 2; kill -0 "$pid" && grep -q "^mfrd_store_errors_total $errors_before$" "$tmp/mfr.prom" &&
 	ok "mfrd still running, no store error through forget" || { fail "mfrd after forget"; grep store "$tmp/mfr.prom"; tail -5 "$tmp/log"; }
+# A store of an older schema (mfrd migrates it at its start) is mfrd's:
+# said so, not "not an mfrd store".
+python3 - "$tmp/schema1.db" <<'EOP'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("CREATE TABLE poisoned_pages (boot_id TEXT, pfn INTEGER, state TEXT,"
+          " times_consumed INTEGER, first_seen_usec INTEGER, last_update_usec INTEGER)")
+c.execute("PRAGMA user_version = 1")
+c.commit()
+EOP
+rc=0
+"$mfrctl" history --db "$tmp/schema1.db" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'the store has schema 1, older than this mfrctl.s [0-9]*: mfrd migrates it when it starts' "$tmp/err" &&
+	ok "history of an unmigrated store: exit 1, says it is older, not that it is not mfrd's" ||
+	fail "history of a schema-1 store: exit $rc $(cat "$tmp/err")"
+python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("create table t (x)"); c.commit()' "$tmp/other.db"
+rc=0
+"$mfrctl" summary --db "$tmp/other.db" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'not an mfrd store (no poisoned_pages table)' "$tmp/err" &&
+	ok "summary of another database: not an mfrd store" || fail "summary of another database: exit $rc $(cat "$tmp/err")"
 rc=0
 "$mfrctl" history --db "$tmp/none.db" 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'No such file' "$tmp/err" && ok "history of a missing store: exit 1, says so" ||
