@@ -45,7 +45,7 @@ const size_t history_ncols = ARRAY_SIZE(history_cols);
 static const char history_sql[] =
 	"SELECT boot_id, pfn, coalesce(phys_addr, pfn * 4096), dimm, memfd_name,"
 	" comm, \"offset\", state, times_consumed, first_seen_usec,"
-	" last_update_usec FROM poisoned_pages ORDER BY first_seen_usec, pfn";
+	" last_update_usec FROM poisoned_pages";
 
 /* How a column's value reads: numbers in hex, times in ISO 8601. */
 enum kind { K_TEXT, K_HEX, K_NUMBER, K_TIME };
@@ -287,6 +287,92 @@ nomem:
 	return -ENOMEM;
 }
 
+/*
+ * The records history and summary look at: " WHERE ..." for the filters
+ * given (memfd name glob, cgroup and below, boot, DIMM, first seen since),
+ * or "".  Values are bound by filter_bind().
+ */
+static char *filter_where(const struct mfrctl *ctl)
+{
+	const char *sep = " WHERE ";
+	size_t size = 0;
+	char *w = NULL;
+	FILE *f = open_memstream(&w, &size);
+
+	if (!f)
+		abort();
+	if (ctl->name_glob) {
+		fprintf(f, "%smemfd_name GLOB :name", sep);
+		sep = " AND ";
+	}
+	if (ctl->cgroup_path) {
+		fprintf(f, "%s(cgroup_path = :cgroup OR substr(cgroup_path, 1,"
+			" length(:cgroup) + 1) = :cgroup || '/')", sep);
+		sep = " AND ";
+	}
+	if (ctl->forget_boot) {
+		fprintf(f, "%slower(replace(boot_id, '-', ''))"
+			" = lower(replace(:boot, '-', ''))", sep);
+		sep = " AND ";
+	}
+	if (ctl->forget_dimm) {
+		fprintf(f, "%sdimm = :dimm", sep);
+		sep = " AND ";
+	}
+	if (ctl->given & OPT_SINCE)
+		fprintf(f, "%sfirst_seen_usec >= :since", sep);
+	if (fclose(f))
+		abort();
+	return w;
+}
+
+static void bind_text_named(sqlite3_stmt *st, const char *name,
+			    const char *v, int len)
+{
+	int i = sqlite3_bind_parameter_index(st, name);
+
+	if (i)
+		sqlite3_bind_text(st, i, v, len, SQLITE_TRANSIENT);
+}
+
+static void filter_bind(const struct mfrctl *ctl, sqlite3_stmt *st)
+{
+	size_t len;
+	int i;
+
+	bind_text_named(st, ":name", ctl->name_glob, -1);
+	if (ctl->cgroup_path) {
+		/* "/machine.slice/" is "/machine.slice"; "/" is every cgroup */
+		len = strlen(ctl->cgroup_path);
+		while (len && ctl->cgroup_path[len - 1] == '/')
+			len--;
+		bind_text_named(st, ":cgroup", ctl->cgroup_path, (int)len);
+	}
+	bind_text_named(st, ":boot", ctl->forget_boot, -1);
+	bind_text_named(st, ":dimm", ctl->forget_dimm, -1);
+	i = sqlite3_bind_parameter_index(st, ":since");
+	if (i)
+		sqlite3_bind_int64(st, i, ctl->since_usec);
+}
+
+/* "SELECT ... FROM poisoned_pages" + the filters + tail, prepared. */
+static int prepare_filtered(const struct mfrctl *ctl, sqlite3 *db,
+			    const char *select, const char *tail,
+			    sqlite3_stmt **st)
+{
+	char *where = filter_where(ctl), *sql;
+	int rc;
+
+	if (asprintf(&sql, "%s%s%s", select, where, tail) < 0)
+		abort();
+	free(where);
+	rc = sqlite3_prepare_v2(db, sql, -1, st, NULL);
+	free(sql);
+	if (rc == SQLITE_OK)
+		filter_bind(ctl, *st);
+	return rc;
+}
+
 int history_run(struct mfrctl *ctl)
 {
 	sqlite3_stmt *st;
@@ -296,7 +382,8 @@ int history_run(struct mfrctl *ctl)
 	ret = open_db(ctl, false, &db);
 	if (ret)
 		return ret;
-	if (sqlite3_prepare_v2(db, history_sql, -1, &st, NULL) != SQLITE_OK) {
+	if (prepare_filtered(ctl, db, history_sql,
+			     " ORDER BY first_seen_usec, pfn", &st) != SQLITE_OK) {
 		ret = store_fail(ctl, db, "reading the store");
 		sqlite3_close(db);
 		return ret;
@@ -331,6 +418,15 @@ static const struct column owner_cols[] = {
 };
 static const enum kind owner_kinds[] = { K_TEXT, K_TEXT, K_TEXT, K_NUMBER,
 					 K_NUMBER };
+static const struct column cgroup_cols[] = {
+	COLUMN("CGROUP", false, 1, "cgroup of the memfd's creator: a VM's scope"),
+	COLUMN("COMM", false, 2, "command that created the memfd"),
+	COLUMN("PAGES", true, 3, "poisoned pages"),
+	COLUMN("CONSUMED", true, 4, "SIGBUS sent for them"),
+	COLUMN("LAST-SEEN", false, 5, "last record"),
+};
+static const enum kind cgroup_kinds[] = { K_TEXT, K_TEXT, K_TEXT, K_NUMBER,
+					  K_NUMBER, K_TIME };
 static const struct column boot_cols[] = {
 	COLUMN("BOOT", false, 1, "boot id"),
 	COLUMN("PAGES", true, 2, "poisoned pages"),
@@ -341,24 +437,31 @@ static const enum kind boot_kinds[] = { K_TEXT, K_TEXT, K_NUMBER, K_TIME,
 					K_TIME };
 
 static const struct {
-	const char *title, *key, *sql;
+	const char *title, *key, *select, *tail;
 	const struct column *cols;
 	size_t ncols;
 	const enum kind *kinds;
 } sections[] = {
 	{ "Poisoned pages by DIMM", "by_dimm",
 	  "SELECT dimm, count(DISTINCT pfn), count(DISTINCT boot_id),"
-	  " min(first_seen_usec), max(last_update_usec) FROM poisoned_pages"
+	  " min(first_seen_usec), max(last_update_usec) FROM poisoned_pages",
 	  " GROUP BY dimm ORDER BY count(DISTINCT pfn) DESC, dimm",
 	  dimm_cols, ARRAY_SIZE(dimm_cols), dimm_kinds },
 	{ "Poisoned pages by memfd owner", "by_owner",
 	  "SELECT comm, memfd_name, count(*), sum(times_consumed)"
-	  " FROM poisoned_pages GROUP BY comm, memfd_name"
+	  " FROM poisoned_pages", " GROUP BY comm, memfd_name"
 	  " ORDER BY count(*) DESC, comm, memfd_name",
 	  owner_cols, ARRAY_SIZE(owner_cols), owner_kinds },
+	/* VMs of one VMM share comm and memfd name, not their cgroup. */
+	{ "Poisoned pages by cgroup (one per VM under libvirt or systemd)",
+	  "by_cgroup",
+	  "SELECT cgroup_path, comm, count(*), sum(times_consumed),"
+	  " max(last_update_usec) FROM poisoned_pages",
+	  " GROUP BY cgroup_path, comm ORDER BY count(*) DESC, cgroup_path, comm",
+	  cgroup_cols, ARRAY_SIZE(cgroup_cols), cgroup_kinds },
 	{ "Poisoned pages by boot", "by_boot",
 	  "SELECT boot_id, count(*), min(first_seen_usec), max(last_update_usec)"
-	  " FROM poisoned_pages GROUP BY boot_id ORDER BY min(first_seen_usec)",
+	  " FROM poisoned_pages", " GROUP BY boot_id ORDER BY min(first_seen_usec)",
 	  boot_cols, ARRAY_SIZE(boot_cols), boot_kinds },
 };
 
@@ -375,7 +478,8 @@ int summary_run(struct mfrctl *ctl)
 	if (ctl->json && !(doc = json_object_new_object()))
 		ret = -ENOMEM;
 	for (size_t i = 0; !ret && i < ARRAY_SIZE(sections); i++) {
-		if (sqlite3_prepare_v2(db, sections[i].sql, -1, &st, NULL)) {
+		if (prepare_filtered(ctl, db, sections[i].select,
+				     sections[i].tail, &st)) {
 			ret = store_fail(ctl, db, "reading the store");
 			break;
 		}

@@ -228,6 +228,46 @@ else
 fi
 "$mfrctl" summary "${db[@]}" | grep -q '^Poisoned pages by DIMM:' &&
 	ok "mfrctl summary: sections for people" || fail "mfrctl summary text"
+# VMs apart: a copy of the store where the records carry the cgroups of
+# two libvirt guests (one record has none); history's filters.
+python3 - "$tmp/state/mfrd.db" "$tmp/vms.db" <<'EOP'
+import sqlite3, sys
+src = sqlite3.connect(sys.argv[1], timeout=10)
+dst = sqlite3.connect(sys.argv[2])
+src.backup(dst)
+vm = "/machine.slice/machine-qemu\\x2d%d\\x2dvm%d.scope"
+dst.execute("UPDATE poisoned_pages SET cgroup_path = ? WHERE boot_id = 'boot-1'", (vm % (1, 1),))
+dst.execute("UPDATE poisoned_pages SET cgroup_path = ? WHERE boot_id = 'boot-2' AND pfn = 4096", (vm % (2, 2),))
+dst.commit()
+EOP
+vdb=(--db "$tmp/vms.db")
+if "$mfrctl" -j summary "${vdb[@]}" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+c = {r.get("cgroup"): r["pages"] for r in d["by_cgroup"]}
+assert c == {"/machine.slice/machine-qemu\\x2d1\\x2dvm1.scope": 2,
+             "/machine.slice/machine-qemu\\x2d2\\x2dvm2.scope": 1, None: 1}, c'; then
+	ok "mfrctl -j summary: by_cgroup tells the two VMs apart"
+else
+	fail "mfrctl -j summary by_cgroup: $("$mfrctl" -j summary "${vdb[@]}")"
+fi
+count() { "$mfrctl" -j history "${vdb[@]}" "$@" | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))'; }
+[ "$(count --cgroup '/machine.slice/machine-qemu\x2d1\x2dvm1.scope')" = 2 ] &&
+	[ "$(count --cgroup /machine.slice/)" = 3 ] && [ "$(count --cgroup /machine.sl)" = 0 ] &&
+	ok "mfrctl history --cgroup: a VM's records, a slice and below, whole components only" ||
+	fail "history --cgroup: $(count --cgroup /machine.slice) $(count --cgroup /machine.sl)"
+[ "$(count --name 'guest-ram-vm*')" = 3 ] && [ "$(count --boot boot-2)" = 2 ] &&
+	[ "$(count --dimm 'BANK 0/DIMM_A1')" = 3 ] &&
+	[ "$(count --since 2023-11-14T22:13:20Z)" = 4 ] && [ "$(count --since 2023-11-14T22:14)" = 0 ] && [ "$(count --since 2023-11-15)" = 0 ] &&
+	[ "$(count --boot boot-1 --name '*vm1')" = 2 ] &&
+	ok "mfrctl history --name, --boot, --dimm, --since, combined" ||
+	fail "history filters: $(count --name 'guest-ram-vm*') $(count --boot boot-2) $(count --since 2023-11-14T22:13:20Z)"
+[ "$("$mfrctl" -j summary "${vdb[@]}" --boot boot-2 | python3 -c 'import json, sys; print(sum(r["pages"] for r in json.load(sys.stdin)["by_boot"]))')" = 2 ] &&
+	ok "mfrctl summary --boot: the filters apply to summary too" || fail "summary --boot"
+rc=0
+"$mfrctl" history "${vdb[@]}" --since yesterday 2>"$tmp/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "invalid date 'yesterday'" "$tmp/err" &&
+	ok "mfrctl history --since with a bad date: usage error" || fail "history --since yesterday: exit $rc"
 rc=0
 "$mfrctl" forget "${db[@]}" 2>"$tmp/err" || rc=$?
 [ "$rc" = 2 ] && grep -q 'give one of PFN' "$tmp/err" && ok "mfrctl forget without what: usage error" ||
