@@ -154,6 +154,32 @@ static bool dimm_changed(struct mfrd *d, const struct mfrd_earlier *e)
 	return strcmp(now.id, e->dimm_id) != 0;
 }
 
+static int cmp_pfn(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Keep in v (count *cnt) the pfns still in the sorted pfns[n]. */
+static void keep_recorded(uint64_t *v, unsigned int *cnt, const uint64_t *pfns,
+			  size_t n)
+{
+	unsigned int kept = 0;
+
+	for (unsigned int i = 0; v && i < *cnt; i++)
+		if (bsearch(&v[i], pfns, n, sizeof(*pfns), cmp_pfn))
+			v[kept++] = v[i];
+	*cnt = kept;
+}
+
+void mfrd_offline_forgotten(struct mfrd *d, const uint64_t *pfns, size_t n)
+{
+	keep_recorded(d->failed_pfns, &d->offline_failed, pfns, n);
+	keep_recorded(d->dimm_changed_pfns, &d->offline_dimm_changed, pfns,
+		      n);
+}
+
 /* Append " 0xPFN" to a list of at most FAILED_LISTED pfns. */
 static void list_pfn(char *list, size_t size, unsigned int nth, uint64_t pfn)
 {
@@ -189,9 +215,16 @@ void mfrd_offline_recorded(struct mfrd *d)
 	}
 	kpf = open(kpf_path && *kpf_path ? kpf_path : KPAGEFLAGS,
 		   O_RDONLY | O_CLOEXEC);
+	free(d->failed_pfns);
+	free(d->dimm_changed_pfns);
+	d->failed_pfns = calloc(n + 1, sizeof(*d->failed_pfns));
+	d->dimm_changed_pfns = calloc(n + 1, sizeof(*d->dimm_changed_pfns));
+	if (!d->failed_pfns || !d->dimm_changed_pfns)
+		abort();
 	for (i = 0; i < n; i++) {
 		/* Told, never skipped: only the operator forgets a page. */
 		if (dimm_changed(d, &rec[i])) {
+			d->dimm_changed_pfns[changed] = rec[i].pfn;
 			list_pfn(changed_pfns, sizeof(changed_pfns), ++changed,
 				 rec[i].pfn);
 			if (!changed_dimm)
@@ -218,6 +251,7 @@ void mfrd_offline_recorded(struct mfrd *d)
 		} else {
 			if (!first_err)
 				first_err = err;
+			d->failed_pfns[failed] = rec[i].pfn;
 			list_pfn(failed_pfns, sizeof(failed_pfns), ++failed,
 				 rec[i].pfn);
 		}

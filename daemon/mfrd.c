@@ -596,7 +596,8 @@ static void add_incident(struct mfrd *d)
 		mfrd_store_failed(d, mfrd_store_error(d->store));
 }
 
-static void count_earlier_pfns(struct mfrd *d)
+/* forgotten: pfns no longer in the store leave boot offlining's counts. */
+static void count_earlier_pfns(struct mfrd *d, bool forgotten)
 {
 	uint64_t *pfns = NULL;
 	size_t n = 0;
@@ -605,6 +606,8 @@ static void count_earlier_pfns(struct mfrd *d)
 	if (!mfrd_store_earlier_pfns(d->store, &pfns, &n)) {
 		d->earlier_boot_pfns = n;
 		d->earlier_boot_pfns_known = d->store_copied >= 0;
+		if (forgotten)
+			mfrd_offline_forgotten(d, pfns, n);
 	} else {
 		mfrd_store_failed(d, mfrd_store_error(d->store));
 	}
@@ -615,6 +618,8 @@ static void count_earlier_pfns(struct mfrd *d)
 void mfrd_store_check_outside_change(struct mfrd *d)
 {
 	uint64_t before = d->earlier_boot_pfns;
+	unsigned int failed = d->offline_failed;
+	unsigned int changed = d->offline_dimm_changed;
 	int64_t v = mfrd_store_data_version(d->store);
 
 	if (v < 0) {
@@ -623,11 +628,16 @@ void mfrd_store_check_outside_change(struct mfrd *d)
 	}
 	if (v == d->store_data_version)
 		return;
-	count_earlier_pfns(d);
+	count_earlier_pfns(d, true);
 	if (d->earlier_boot_pfns_known && d->earlier_boot_pfns != before)
 		mfrd_logf(LOG_NOTICE, NULL,
 			  "the store was changed by another program (mfrctl forget): %" PRIu64 " pfns of earlier boots recorded, %" PRIu64 " before; the next boot offlines those",
 			  d->earlier_boot_pfns, before);
+	if (d->offline_failed != failed || d->offline_dimm_changed != changed)
+		mfrd_logf(LOG_NOTICE, NULL,
+			  "of the pfns boot offlining could not offline, %u are still recorded (%u before); of those on a changed DIMM, %u (%u before)",
+			  d->offline_failed, failed, d->offline_dimm_changed,
+			  changed);
 }
 
 static int on_store_retry(sd_event_source *src, uint64_t usec, void *arg);
@@ -690,7 +700,7 @@ static int on_store_retry(sd_event_source *src, uint64_t usec, void *arg)
 	d->store_in_memory = false;
 	d->store_retry_usec = 0;
 	add_incident(d);
-	count_earlier_pfns(d);
+	count_earlier_pfns(d, false);
 	mfrd_logf(LOG_NOTICE, MFRD_MSGID_STORE_RECOVERED,
 		  "the store %s is in use again: records go to it from now on%s",
 		  d->store_path, d->connected ?
@@ -733,7 +743,7 @@ static int open_store(struct mfrd *d)
 		add_incident(d);
 	}
 	mfrd_store_recovery_free(&r);
-	count_earlier_pfns(d);
+	count_earlier_pfns(d, false);
 	return 0;
 }
 
@@ -1056,6 +1066,8 @@ static void cleanup(struct mfrd *d)
 	free(d->cgroup_root);
 	free(d->cgroup_ids);
 	free(d->pushed_ids);
+	free(d->failed_pfns);
+	free(d->dimm_changed_pfns);
 	mfrd_dimms_free(d->dimms);
 	sd_event_unref(d->event);
 }

@@ -91,7 +91,9 @@ struct mfrd {
 	sd_event_source *identify_src;	/* identity of pages, in slices */
 	uint64_t identified, identify_slices;	/* ... this round, for the log */
 	unsigned int offline_dimm_changed;	/* earlier pfns on a changed DIMM */
-	unsigned int offline_failed;	/* earlier pfns not hard-offlined */
+	unsigned int offline_failed;	/* earlier pfns not offlined */
+	/* ... which, sorted: a forget of them clears those counts. */
+	uint64_t *dimm_changed_pfns, *failed_pfns;
 	uint64_t pages_recorded;	/* page records created since start */
 
 	/* mfr.ko: watched with libudev and a timer, used when loaded. */
@@ -221,6 +223,12 @@ void mfrd_memfds_clear(struct mfrd *d);
 
 /* mfrd-offline.c */
 void mfrd_offline_recorded(struct mfrd *d);
+/*
+ * The store changed behind mfrd (mfrctl forget): pfns no longer recorded
+ * leave the counts of failed and DIMM-changed pfns.  pfns: the earlier
+ * boots' pfns now, sorted.
+ */
+void mfrd_offline_forgotten(struct mfrd *d, const uint64_t *pfns, size_t n);
 
 /* mfrd-report.c */
 int mfrd_report_start(struct mfrd *d);

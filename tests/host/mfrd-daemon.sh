@@ -589,6 +589,13 @@ grep -q '^mfr_offline_failed 2$' "$tmp/mfr.prom" &&
 [ ! -e "$tmp/state/recorded-pfns-offlined" ] &&
 	ok "a pass with failures is not marked done: the next start retries it" ||
 	fail "boot offlining with failures marked done"
+# The operator forgets the record on the changed DIMM: the alerts'
+# metrics follow the store, not the pass's counts of the start.
+"$mfrctl" forget "$(printf '0x%x' $((1 << 40)))" --yes --db "$tmp/state/mfrd.db" >/dev/null &&
+	wait_for 10 grep -q '^mfr_offline_dimm_changed 0$' "$tmp/mfr.prom" &&
+	grep -q '^mfr_offline_failed 1$' "$tmp/mfr.prom" &&
+	ok "after forget: mfr_offline_dimm_changed 0, mfr_offline_failed 1 (the forgotten pfn left both)" ||
+	fail "after forget: $(grep -E '^mfr_offline' "$tmp/mfr.prom")"
 kill "$pid"; wait "$pid" || true; pid=
 
 # Boot offlining soft-offlines first (the kernel migrates the content:
