@@ -142,8 +142,12 @@ void mfrd_rules_check_outside(struct mfrd *d)
 	unsigned int n;
 
 	if (!d->connected || !d->rules_pushed_usec || d->rules_refused ||
-	    !d->pushed_ids_known || held_ids(d, &now))
+	    !d->pushed_ids_known)
 		return;
+	if (held_ids(d, &now)) {
+		free(now.v);	/* a dump cut short: try at the next write */
+		return;
+	}
 	drift = mfrd_rule_ids_drift(d->pushed_ids, d->npushed_ids, now.v,
 				    now.n);
 	free(now.v);
@@ -203,6 +207,10 @@ int mfrd_rules_push(struct mfrd *d, const struct mfrd_rules *rules)
 	/* What to compare with later: mfr.ko gave them new ids. */
 	free(d->pushed_ids);
 	d->pushed_ids_known = !held_ids(d, &pushed);
+	if (!d->pushed_ids_known) {
+		free(pushed.v);
+		pushed = (struct id_list){ 0 };
+	}
 	d->pushed_ids = pushed.v;
 	d->npushed_ids = pushed.n;
 	d->rules_outside = 0;
