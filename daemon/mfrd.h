@@ -92,7 +92,7 @@ struct mfrd {
 	uint64_t identified, identify_slices;	/* ... this round, for the log */
 	unsigned int offline_dimm_changed;	/* earlier pfns on a changed DIMM */
 	unsigned int offline_failed;	/* earlier pfns not offlined */
-	/* ... which, sorted: a forget of them clears those counts. */
+	/* ... which ones: forgetting one takes it out of those counts. */
 	uint64_t *dimm_changed_pfns, *failed_pfns;
 	uint64_t pages_recorded;	/* page records created since start */
 
