@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* mfrctl rules list|add|del: the rules that opt new memfds in. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 
 #include "mfrctl.h"
+#include "mfrd-config.h"
 
 const struct column rule_cols[] = {
 	COLUMN("ID", true, MFR_A_RULE_ID, "rule id, in the order tried"),
@@ -47,6 +49,34 @@ static int print_added(uint8_t cmd, const struct mfr_attr_set *set,
 	return 0;
 }
 
+/*
+ * A rule added or deleted here lives in mfr.ko only: mfrd's next reload
+ * or restart replaces the module's rules with those of rules.d.  Said on
+ * stderr (stdout is the id, for scripts), with the lines that keep it.
+ */
+static void runtime_rule_note(const struct mfrctl *ctl, bool added)
+{
+	fprintf(stderr, "mfrctl: note: this changes the rules in mfr.ko only; if mfrd runs, its next reload or restart puts back the rules of %s%s\n",
+		MFRD_RULES_DIR, added ? ". To keep this rule, add to a file there:" :
+		" (delete the rule there too, then: systemctl reload mfrd)");
+	if (!added)
+		return;
+	fputs("  [rule]\n", stderr);
+	if (ctl->name_glob)
+		fprintf(stderr, "  name-glob = %s\n", ctl->name_glob);
+	if (ctl->cgroup_path)
+		fprintf(stderr, "  cgroup-path = %s\n", ctl->cgroup_path);
+	if (ctl->given & OPT_CGROUP_ID)
+		fprintf(stderr, "  cgroup-id = %" PRIu64 "\n", ctl->cgroup_id);
+	if (ctl->given & OPT_UID)
+		fprintf(stderr, "  uid = %u\n", ctl->uid);
+	fprintf(stderr, "  action = %s\n",
+		ctl->action == MFR_POLICY_KEEP ? "keep" : "default");
+	if (ctl->given & OPT_BUDGET)
+		fprintf(stderr, "  budget = %u\n", ctl->budget);
+	fputs("and run: systemctl reload mfrd\n", stderr);
+}
+
 int rules_add_run(struct mfrctl *ctl)
 {
 	struct nl_msg *req;
@@ -70,7 +100,10 @@ int rules_add_run(struct mfrctl *ctl)
 	ret = mfr_genl_do(ctl->genl, req, print_added, ctl);
 out:
 	nlmsg_free(req);
-	return ret ? mfrctl_fail(ctl, ret) : EXIT_OK;
+	if (ret)
+		return mfrctl_fail(ctl, ret);
+	runtime_rule_note(ctl, true);
+	return EXIT_OK;
 }
 
 int rules_del_parse(struct mfrctl *ctl, char **args)
@@ -92,6 +125,7 @@ int rules_del_run(struct mfrctl *ctl)
 	nlmsg_free(req);
 	if (ret)
 		return mfrctl_fail(ctl, ret);
+	runtime_rule_note(ctl, false);
 	if (!ctl->json)
 		return EXIT_OK;
 

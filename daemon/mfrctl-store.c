@@ -19,6 +19,7 @@
 
 #include "mfrctl.h"
 #include "mfrd-log.h"
+#include "mfrd-store.h"
 
 #define BUSY_MS		10000
 
@@ -44,10 +45,18 @@ const size_t history_ncols = ARRAY_SIZE(history_cols);
 static const char history_sql[] =
 	"SELECT boot_id, pfn, coalesce(phys_addr, pfn * 4096), dimm, memfd_name,"
 	" comm, \"offset\", state, times_consumed, first_seen_usec,"
-	" last_update_usec FROM poisoned_pages ORDER BY first_seen_usec, pfn";
+	" last_update_usec FROM poisoned_pages";
 
 /* How a column's value reads: numbers in hex, times in ISO 8601. */
 enum kind { K_TEXT, K_HEX, K_NUMBER, K_TIME };
+
+/*
+ * JSON keys that differ from the column title: the names poison list -j
+ * (the spec's attributes) uses for the same thing.
+ */
+static const char *const history_keys[] = {
+	[H_CONSUMED] = "times_consumed",
+};
 
 static const enum kind history_kinds[] = {
 	[H_BOOT] = K_TEXT, [H_PFN] = K_HEX, [H_PHYS] = K_HEX,
@@ -138,11 +147,59 @@ static int db_fail(struct mfrctl *ctl, sqlite3 *db, const char *what)
 	return EXIT_FAILED;
 }
 
-/* Rows of st as a table (cols, kinds) or a JSON array. */
+/* An integer a query returns, or -1. */
+static int query_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	int v = -1;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/*
+ * A query of the store failed: say why in the operator's terms.  A store
+ * of an older schema (mfrd migrates it when it starts) or a newer one
+ * (a newer mfrd wrote it) is mfrd's all the same; "not an mfrd store"
+ * only for a database without its tables.
+ */
+static int store_fail(struct mfrctl *ctl, sqlite3 *db, const char *doing)
+{
+	char err[512];
+	int v, tables;
+
+	snprintf(err, sizeof(err), "%s", sqlite3_errmsg(db));
+	v = query_int(db, "PRAGMA user_version");
+	tables = query_int(db, "SELECT count(*) FROM sqlite_schema"
+			       " WHERE name = 'poisoned_pages'");
+	if (v == 0 && tables == 0)
+		fprintf(stderr, "mfrctl: %s: not an mfrd store (no poisoned_pages table)\n",
+			ctl->what);
+	else if (v > 0 && v < MFRD_STORE_SCHEMA_VERSION)
+		fprintf(stderr, "mfrctl: %s: the store has schema %d, older than this mfrctl's %d: mfrd migrates it when it starts (%s)\n",
+			ctl->what, v, MFRD_STORE_SCHEMA_VERSION, err);
+	else if (v > MFRD_STORE_SCHEMA_VERSION)
+		fprintf(stderr, "mfrctl: %s: the store has schema %d, newer than this mfrctl's %d: a newer mfrd wrote it (%s)\n",
+			ctl->what, v, MFRD_STORE_SCHEMA_VERSION, err);
+	else
+		fprintf(stderr, "mfrctl: %s: %s: %s\n", ctl->what, doing, err);
+	return EXIT_FAILED;
+}
+
+/*
+ * Rows of st as a table (cols, kinds) or a JSON array, keyed by the
+ * column titles in snake_case unless keys (by attr) names one; an SQL
+ * NULL is left out, as the netlink listings leave out what the kernel
+ * did not send.
+ */
 static int print_rows(struct mfrctl *ctl, sqlite3 *db, sqlite3_stmt *st,
 		      const struct column *cols, size_t ncols,
-		      const enum kind *kinds, const char *columns,
-		      json_object **json_out)
+		      const enum kind *kinds, const char *const *keys,
+		      size_t nkeys, const char *columns, json_object **json_out)
 {
 	struct libscols_table *tb = NULL;
 	size_t shown[ncols], nshown = ncols, i, bad_len;
@@ -177,14 +234,20 @@ static int print_rows(struct mfrctl *ctl, sqlite3 *db, sqlite3_stmt *st,
 			if (!obj || json_append(arr, obj))
 				goto nomem;
 			for (i = 0; i < ncols; i++) {
-				column_name(&cols[i], name, sizeof(name));
-				json_key(name, key, sizeof(key));
+				unsigned int a = cols[i].attr;
 				bool null;
-				json_object *v = cell_json(st, (int)cols[i].attr - 1,
-							   kinds[cols[i].attr], &null);
+				json_object *v = cell_json(st, (int)a - 1,
+							   kinds[a], &null);
 
-				if (null ? json_object_object_add(obj, key, NULL) :
-					   json_add(obj, key, v))
+				if (null)
+					continue;
+				if (a < nkeys && keys[a]) {
+					snprintf(key, sizeof(key), "%s", keys[a]);
+				} else {
+					column_name(&cols[i], name, sizeof(name));
+					json_key(name, key, sizeof(key));
+				}
+				if (json_add(obj, key, v))
 					goto nomem;
 			}
 			continue;
@@ -224,6 +287,92 @@ nomem:
 	return -ENOMEM;
 }
 
+/*
+ * The records history and summary look at: " WHERE ..." for the filters
+ * given (memfd name glob, cgroup and below, boot, DIMM, first seen since),
+ * or "".  Values are bound by filter_bind().
+ */
+static char *filter_where(const struct mfrctl *ctl)
+{
+	const char *sep = " WHERE ";
+	size_t size = 0;
+	char *w = NULL;
+	FILE *f = open_memstream(&w, &size);
+
+	if (!f)
+		abort();
+	if (ctl->name_glob) {
+		fprintf(f, "%smemfd_name GLOB :name", sep);
+		sep = " AND ";
+	}
+	if (ctl->cgroup_path) {
+		fprintf(f, "%s(cgroup_path = :cgroup OR substr(cgroup_path, 1,"
+			" length(:cgroup) + 1) = :cgroup || '/')", sep);
+		sep = " AND ";
+	}
+	if (ctl->forget_boot) {
+		fprintf(f, "%slower(replace(boot_id, '-', ''))"
+			" = lower(replace(:boot, '-', ''))", sep);
+		sep = " AND ";
+	}
+	if (ctl->forget_dimm) {
+		fprintf(f, "%sdimm = :dimm", sep);
+		sep = " AND ";
+	}
+	if (ctl->given & OPT_SINCE)
+		fprintf(f, "%sfirst_seen_usec >= :since", sep);
+	if (fclose(f))
+		abort();
+	return w;
+}
+
+static void bind_text_named(sqlite3_stmt *st, const char *name,
+			    const char *v, int len)
+{
+	int i = sqlite3_bind_parameter_index(st, name);
+
+	if (i)
+		sqlite3_bind_text(st, i, v, len, SQLITE_TRANSIENT);
+}
+
+static void filter_bind(const struct mfrctl *ctl, sqlite3_stmt *st)
+{
+	size_t len;
+	int i;
+
+	bind_text_named(st, ":name", ctl->name_glob, -1);
+	if (ctl->cgroup_path) {
+		/* "/machine.slice/" is "/machine.slice"; "/" is every cgroup */
+		len = strlen(ctl->cgroup_path);
+		while (len && ctl->cgroup_path[len - 1] == '/')
+			len--;
+		bind_text_named(st, ":cgroup", ctl->cgroup_path, (int)len);
+	}
+	bind_text_named(st, ":boot", ctl->forget_boot, -1);
+	bind_text_named(st, ":dimm", ctl->forget_dimm, -1);
+	i = sqlite3_bind_parameter_index(st, ":since");
+	if (i)
+		sqlite3_bind_int64(st, i, ctl->since_usec);
+}
+
+/* "SELECT ... FROM poisoned_pages" + the filters + tail, prepared. */
+static int prepare_filtered(const struct mfrctl *ctl, sqlite3 *db,
+			    const char *select, const char *tail,
+			    sqlite3_stmt **st)
+{
+	char *where = filter_where(ctl), *sql;
+	int rc;
+
+	if (asprintf(&sql, "%s%s%s", select, where, tail) < 0)
+		abort();
+	free(where);
+	rc = sqlite3_prepare_v2(db, sql, -1, st, NULL);
+	free(sql);
+	if (rc == SQLITE_OK)
+		filter_bind(ctl, *st);
+	return rc;
+}
+
 int history_run(struct mfrctl *ctl)
 {
 	sqlite3_stmt *st;
@@ -233,13 +382,15 @@ int history_run(struct mfrctl *ctl)
 	ret = open_db(ctl, false, &db);
 	if (ret)
 		return ret;
-	if (sqlite3_prepare_v2(db, history_sql, -1, &st, NULL) != SQLITE_OK) {
-		ret = db_fail(ctl, db, "not an mfrd store");
+	if (prepare_filtered(ctl, db, history_sql,
+			     " ORDER BY first_seen_usec, pfn", &st) != SQLITE_OK) {
+		ret = store_fail(ctl, db, "reading the store");
 		sqlite3_close(db);
 		return ret;
 	}
 	ret = print_rows(ctl, db, st, history_cols, history_ncols,
-			 history_kinds, output_opts.columns, NULL);
+			 history_kinds, history_keys, ARRAY_SIZE(history_keys),
+			 output_opts.columns, NULL);
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	if (ret < 0) {
@@ -267,6 +418,15 @@ static const struct column owner_cols[] = {
 };
 static const enum kind owner_kinds[] = { K_TEXT, K_TEXT, K_TEXT, K_NUMBER,
 					 K_NUMBER };
+static const struct column cgroup_cols[] = {
+	COLUMN("CGROUP", false, 1, "cgroup of the memfd's creator: a VM's scope"),
+	COLUMN("COMM", false, 2, "command that created the memfd"),
+	COLUMN("PAGES", true, 3, "poisoned pages"),
+	COLUMN("CONSUMED", true, 4, "SIGBUS sent for them"),
+	COLUMN("LAST-SEEN", false, 5, "last record"),
+};
+static const enum kind cgroup_kinds[] = { K_TEXT, K_TEXT, K_TEXT, K_NUMBER,
+					  K_NUMBER, K_TIME };
 static const struct column boot_cols[] = {
 	COLUMN("BOOT", false, 1, "boot id"),
 	COLUMN("PAGES", true, 2, "poisoned pages"),
@@ -277,24 +437,31 @@ static const enum kind boot_kinds[] = { K_TEXT, K_TEXT, K_NUMBER, K_TIME,
 					K_TIME };
 
 static const struct {
-	const char *title, *key, *sql;
+	const char *title, *key, *select, *tail;
 	const struct column *cols;
 	size_t ncols;
 	const enum kind *kinds;
 } sections[] = {
 	{ "Poisoned pages by DIMM", "by_dimm",
 	  "SELECT dimm, count(DISTINCT pfn), count(DISTINCT boot_id),"
-	  " min(first_seen_usec), max(last_update_usec) FROM poisoned_pages"
+	  " min(first_seen_usec), max(last_update_usec) FROM poisoned_pages",
 	  " GROUP BY dimm ORDER BY count(DISTINCT pfn) DESC, dimm",
 	  dimm_cols, ARRAY_SIZE(dimm_cols), dimm_kinds },
 	{ "Poisoned pages by memfd owner", "by_owner",
 	  "SELECT comm, memfd_name, count(*), sum(times_consumed)"
-	  " FROM poisoned_pages GROUP BY comm, memfd_name"
+	  " FROM poisoned_pages", " GROUP BY comm, memfd_name"
 	  " ORDER BY count(*) DESC, comm, memfd_name",
 	  owner_cols, ARRAY_SIZE(owner_cols), owner_kinds },
+	/* VMs of one VMM share comm and memfd name, not their cgroup. */
+	{ "Poisoned pages by cgroup (one per VM under libvirt or systemd)",
+	  "by_cgroup",
+	  "SELECT cgroup_path, comm, count(*), sum(times_consumed),"
+	  " max(last_update_usec) FROM poisoned_pages",
+	  " GROUP BY cgroup_path, comm ORDER BY count(*) DESC, cgroup_path, comm",
+	  cgroup_cols, ARRAY_SIZE(cgroup_cols), cgroup_kinds },
 	{ "Poisoned pages by boot", "by_boot",
 	  "SELECT boot_id, count(*), min(first_seen_usec), max(last_update_usec)"
-	  " FROM poisoned_pages GROUP BY boot_id ORDER BY min(first_seen_usec)",
+	  " FROM poisoned_pages", " GROUP BY boot_id ORDER BY min(first_seen_usec)",
 	  boot_cols, ARRAY_SIZE(boot_cols), boot_kinds },
 };
 
@@ -311,15 +478,17 @@ int summary_run(struct mfrctl *ctl)
 	if (ctl->json && !(doc = json_object_new_object()))
 		ret = -ENOMEM;
 	for (size_t i = 0; !ret && i < ARRAY_SIZE(sections); i++) {
-		if (sqlite3_prepare_v2(db, sections[i].sql, -1, &st, NULL)) {
-			ret = db_fail(ctl, db, "not an mfrd store");
+		if (prepare_filtered(ctl, db, sections[i].select,
+				     sections[i].tail, &st)) {
+			ret = store_fail(ctl, db, "reading the store");
 			break;
 		}
 		if (!doc)
 			printf("%s%s:\n", i ? "\n" : "", sections[i].title);
 		arr = NULL;
 		ret = print_rows(ctl, db, st, sections[i].cols, sections[i].ncols,
-				 sections[i].kinds, NULL, doc ? &arr : NULL);
+				 sections[i].kinds, NULL, 0, NULL,
+				 doc ? &arr : NULL);
 		sqlite3_finalize(st);
 		if (!ret && doc)
 			ret = json_add(doc, sections[i].key, arr);
@@ -378,24 +547,48 @@ int forget_parse(struct mfrctl *ctl, char **args)
 	return parse_pfn(args[0], &ctl->forget_pfn);
 }
 
-/* The records forget deletes: ?1 the pfn, boot id (either form) or DIMM. */
-static const char *forget_where(const struct mfrctl *ctl)
+/*
+ * The records forget deletes: ?1 the pfn, boot id (either form) or DIMM,
+ * of earlier boots only (?2 the current boot id): mfr.ko still reports
+ * this boot's pages, and mfrd would record them again from its next dump
+ * and alert as if they were new.  this_boot selects those instead.
+ */
+static char *forget_where(const struct mfrctl *ctl, bool this_boot)
 {
-	if (ctl->forget_boot)
-		return " FROM poisoned_pages WHERE lower(replace(boot_id, '-', ''))"
-		       " = lower(replace(?1, '-', ''))";
-	if (ctl->forget_dimm)
-		return " FROM poisoned_pages WHERE dimm = ?1";
-	return " FROM poisoned_pages WHERE pfn = ?1";
+	const char *what = ctl->forget_boot ?
+		"lower(replace(boot_id, '-', '')) = lower(replace(?1, '-', ''))" :
+		ctl->forget_dimm ? "dimm = ?1" : "pfn = ?1";
+	char *sql;
+
+	if (asprintf(&sql, " FROM poisoned_pages WHERE %s AND boot_id %s ?2",
+		     what, this_boot ? "=" : "!=") < 0)
+		return NULL;
+	return sql;
 }
 
-static void forget_bind(const struct mfrctl *ctl, sqlite3_stmt *st)
+static void forget_bind(const struct mfrctl *ctl, sqlite3_stmt *st,
+			const char *boot_id)
 {
 	if (ctl->forget_boot || ctl->forget_dimm)
 		sqlite3_bind_text(st, 1, ctl->forget_boot ?: ctl->forget_dimm,
 				  -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_int64(st, 1, (sqlite3_int64)ctl->forget_pfn);
+	sqlite3_bind_text(st, 2, boot_id, -1, SQLITE_STATIC);
+}
+
+/* The running kernel's boot id, as mfrd records it; -1 if unreadable. */
+static int current_boot_id(char *buf, size_t size)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	bool ok;
+
+	if (!f)
+		return -1;
+	ok = fgets(buf, (int)size, f) != NULL;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return ok && buf[0] ? 0 : -1;
 }
 
 /* "pfn 0x1a2b", "boot ID", "DIMM 'LABEL'" */
@@ -409,26 +602,41 @@ static void forget_what(const struct mfrctl *ctl, char *buf, size_t size)
 		snprintf(buf, size, "pfn 0x%" PRIx64, ctl->forget_pfn);
 }
 
-/* Records, distinct pfns and boots that forget would delete; -1 on error. */
-static int forget_count(struct mfrctl *ctl, sqlite3 *db, int counts[3])
+/*
+ * Records, distinct pfns and boots that forget would delete (or, with
+ * this_boot, keeps); -1 on error.
+ */
+static int forget_count(struct mfrctl *ctl, sqlite3 *db, const char *boot_id,
+			bool this_boot, int counts[3])
 {
+	char *where = forget_where(ctl, this_boot), *sql = NULL;
 	sqlite3_stmt *st;
-	char *sql;
 	int rc;
 
-	if (asprintf(&sql, "SELECT count(*), count(DISTINCT pfn),"
-		     " count(DISTINCT boot_id)%s", forget_where(ctl)) < 0)
+	if (!where || asprintf(&sql, "SELECT count(*), count(DISTINCT pfn),"
+			       " count(DISTINCT boot_id)%s", where) < 0)
+		sql = NULL;
+	free(where);
+	if (!sql)
 		return -1;
 	rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
 	free(sql);
 	if (rc)
-		return db_fail(ctl, db, "not an mfrd store"), -1;
-	forget_bind(ctl, st);
+		return store_fail(ctl, db, "reading the store"), -1;
+	forget_bind(ctl, st, boot_id);
 	rc = sqlite3_step(st);
 	for (int i = 0; i < 3; i++)
 		counts[i] = rc == SQLITE_ROW ? sqlite3_column_int(st, i) : 0;
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW ? 0 : (db_fail(ctl, db, "reading"), -1);
+}
+
+/* What forget leaves: this boot's records, and why. */
+static void say_kept(const char *what, int kept)
+{
+	fprintf(stderr, "mfrctl: forget: %d record%s of %s from the running boot kept: mfr.ko still reports %s, and mfrd would record %s again; forget %s after the next boot\n",
+		kept, kept == 1 ? "" : "s", what, kept == 1 ? "it" : "them",
+		kept == 1 ? "it" : "them", kept == 1 ? "it" : "them");
 }
 
 /* y or yes on the terminal; anything else, or end of input, is no. */
@@ -467,23 +675,33 @@ static void log_forget(const struct mfrctl *ctl, const char *what, int n)
 int forget_run(struct mfrctl *ctl)
 {
 	bool dry = ctl->given & OPT_DRY_RUN;
-	char what[512], *sql;
-	int ret, n, counts[3];
+	char what[512], boot_id[64], *sql, *where;
+	int ret, n, counts[3], kept[3];
 	sqlite3_stmt *st;
 	json_object *doc;
 	sqlite3 *db;
 
 	forget_what(ctl, what, sizeof(what));
+	if (current_boot_id(boot_id, sizeof(boot_id))) {
+		fprintf(stderr, "mfrctl: forget: cannot read the boot id (/proc/sys/kernel/random/boot_id): %s; nothing forgotten\n",
+			strerror(errno));
+		return EXIT_FAILED;
+	}
 	ret = open_db(ctl, !dry, &db);
 	if (ret)
 		return ret;
 	/* Counted and asked before the write lock: mfrd must not wait on us. */
-	if (forget_count(ctl, db, counts)) {
+	if (forget_count(ctl, db, boot_id, true, kept) ||
+	    forget_count(ctl, db, boot_id, false, counts)) {
 		sqlite3_close(db);
 		return EXIT_FAILED;
 	}
+	if (kept[0])
+		say_kept(what, kept[0]);
 	if (!counts[0]) {
-		fprintf(stderr, "mfrctl: forget: no record of %s\n", what);
+		if (!kept[0])
+			fprintf(stderr, "mfrctl: forget: no record of %s\n",
+				what);
 		sqlite3_close(db);
 		return EXIT_FAILED;
 	}
@@ -514,17 +732,20 @@ int forget_run(struct mfrctl *ctl)
 		sqlite3_close(db);
 		return ret;
 	}
-	if (asprintf(&sql, "DELETE%s", forget_where(ctl)) < 0) {
+	where = forget_where(ctl, false);
+	if (!where || asprintf(&sql, "DELETE%s", where) < 0) {
+		free(where);
 		ret = EXIT_FAILED;
 		goto rollback;
 	}
+	free(where);
 	ret = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
 	free(sql);
 	if (ret) {
-		ret = db_fail(ctl, db, "not an mfrd store");
+		ret = store_fail(ctl, db, "forgetting");
 		goto rollback;
 	}
-	forget_bind(ctl, st);
+	forget_bind(ctl, st, boot_id);
 	if (sqlite3_step(st) != SQLITE_DONE) {
 		sqlite3_finalize(st);
 		ret = db_fail(ctl, db, "forgetting");
@@ -577,7 +798,7 @@ int store_ack_run(struct mfrctl *ctl)
 	clock_gettime(CLOCK_REALTIME, &now);
 	if (sqlite3_prepare_v2(db, "UPDATE store_incidents SET acked_usec = ?1"
 			       " WHERE acked_usec IS NULL", -1, &st, NULL)) {
-		ret = db_fail(ctl, db, "not an mfrd store with incidents (schema 3 or later)");
+		ret = store_fail(ctl, db, "acknowledging");
 		sqlite3_close(db);
 		return ret;
 	}

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mfrctl.h"
 
@@ -90,17 +91,24 @@ static const struct command commands[] = {
 		.run = monitor_run,
 	}, {
 		.area = "history",
-		.synopsis = "[--db FILE]",
-		.help = "every poisoned page mfrd recorded, all boots, from its store",
-		.opts = OPT_DB,
+		.synopsis = "[--name GLOB] [--cgroup PATH] [--boot ID] [--dimm LABEL]\n"
+			    "[--since DATE] [--db FILE]",
+		.help = "every poisoned page mfrd recorded, all boots, from its store; "
+			"or those of a memfd name, a cgroup (a VM) and below, "
+			"a boot, a DIMM, first seen since DATE (UTC)",
+		.opts = OPT_DB | OPT_NAME | OPT_CGROUP | OPT_BOOT | OPT_DIMM |
+			OPT_SINCE,
 		.store = true,
 		.run = history_run,
 		.cols = history_cols, .ncols = &history_ncols,
 	}, {
 		.area = "summary",
-		.synopsis = "[--db FILE]",
-		.help = "poisoned pages by DIMM, by memfd owner and by boot",
-		.opts = OPT_DB,
+		.synopsis = "[--name GLOB] [--cgroup PATH] [--boot ID] [--dimm LABEL]\n"
+			    "[--since DATE] [--db FILE]",
+		.help = "poisoned pages by DIMM, by memfd owner, by cgroup (one per VM "
+			"under libvirt or systemd) and by boot; the same filters as history",
+		.opts = OPT_DB | OPT_NAME | OPT_CGROUP | OPT_BOOT | OPT_DIMM |
+			OPT_SINCE,
 		.store = true,
 		.run = summary_run,
 	}, {
@@ -139,6 +147,7 @@ enum {
 	OPTV_DIMM,
 	OPTV_DRY_RUN,
 	OPTV_YES,
+	OPTV_SINCE,
 };
 
 static const struct option options[] = {
@@ -162,6 +171,7 @@ static const struct option options[] = {
 	{ "dimm", required_argument, NULL, OPTV_DIMM },
 	{ "dry-run", no_argument, NULL, OPTV_DRY_RUN },
 	{ "yes", no_argument, NULL, OPTV_YES },
+	{ "since", required_argument, NULL, OPTV_SINCE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -367,6 +377,30 @@ static unsigned int option_bit(int opt)
 	return 1u << (opt - OPTV_NAME);
 }
 
+/*
+ * --since: a UTC date "2026-11-26", with a time "2026-11-26T10:00",
+ * "...T10:00:30", optionally ending in "Z", as history prints times.
+ */
+static int parse_since(const char *s, int64_t *usec)
+{
+	static const char *const formats[] = {
+		"%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d",
+	};
+	struct tm tm;
+	const char *end;
+
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		memset(&tm, 0, sizeof(tm));
+		end = strptime(s, formats[i], &tm);
+		if (end && (!*end || !strcmp(end, "Z"))) {
+			*usec = (int64_t)timegm(&tm) * 1000000;
+			return 0;
+		}
+	}
+	return usage_error("invalid date '%s': expected YYYY-MM-DD[THH:MM[:SS]][Z], in UTC",
+			   s);
+}
+
 /* One option with its value, checked now: 0 or EXIT_USAGE. */
 static int parse_option(struct mfrctl *ctl, int opt, const char *arg)
 {
@@ -414,6 +448,8 @@ static int parse_option(struct mfrctl *ctl, int opt, const char *arg)
 			return usage_error("--dimm: empty label");
 		ctl->forget_dimm = arg;
 		return 0;
+	case OPTV_SINCE:
+		return parse_since(arg, &ctl->since_usec);
 	case OPTV_DRY_RUN:
 	case OPTV_YES:
 		return 0;	/* in ctl->given */
@@ -424,7 +460,8 @@ static int parse_option(struct mfrctl *ctl, int opt, const char *arg)
 _Static_assert(OPT_NAME == 1 << (OPTV_NAME - OPTV_NAME) &&
 	      OPT_COUNT == 1 << (OPTV_COUNT - OPTV_NAME) &&
 	      OPT_DIMM == 1 << (OPTV_DIMM - OPTV_NAME) &&
-	      OPT_YES == 1 << (OPTV_YES - OPTV_NAME),
+	      OPT_YES == 1 << (OPTV_YES - OPTV_NAME) &&
+	      OPT_SINCE == 1 << (OPTV_SINCE - OPTV_NAME),
 	      "OPT_* bits follow the OPTV_* order");
 
 static bool find_area(const char *word)

@@ -32,6 +32,7 @@ enum {
 	OPT_DIMM = 1 << 9,
 	OPT_DRY_RUN = 1 << 10,
 	OPT_YES = 1 << 11,
+	OPT_SINCE = 1 << 12,
 };
 
 /* mfrd's store, for history, summary and forget. */
@@ -54,6 +55,7 @@ struct mfrctl {
 	const char *db_path;	/* --db */
 	const char *forget_boot;
 	const char *forget_dimm;
+	int64_t since_usec;	/* --since */
 	uint64_t forget_pfn;
 	const char *forget_pfn_arg;	/* as given, for the journal */
 

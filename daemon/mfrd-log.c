@@ -15,6 +15,7 @@
 #include <sys/uio.h>
 #include <systemd/sd-journal.h>
 
+#include "mfrd-clock.h"
 #include "mfrd-log.h"
 
 #define MAX_FIELDS	40
@@ -45,12 +46,10 @@ static struct {
 	} b[RATELIMIT_KINDS];
 } rl;
 
+/* The rate limit's clock (tests set another). */
 static uint64_t monotonic_usec(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	return (uint64_t)mfrd_monotonic_usec();
 }
 
 static uint64_t (*rl_now)(void) = monotonic_usec;

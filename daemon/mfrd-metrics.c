@@ -6,16 +6,13 @@
  * never become labels: that would be one series per bad page.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "mfr-spec.h"
+#include "mfrd-atomic-file.h"
 #include "mfrd-metrics.h"
 
 struct metric {
@@ -144,6 +141,9 @@ static void format(FILE *f, const struct mfrd_metrics *m)
 	header(f, "mfrd_reloads_failed_total", "counter",
 	       "Reloads refused since mfrd started (configuration errors or rules refused by the module).");
 	fprintf(f, "mfrd_reloads_failed_total %" PRIu64 "\n", m->reloads_failed);
+	header(f, "mfrd_rules_changed_outside", "gauge",
+	       "Rules added to or removed from the module behind mfrd's back (mfrctl rules add/del): its next reload or restart undoes them.");
+	fprintf(f, "mfrd_rules_changed_outside %u\n", m->rules_outside);
 	header(f, "mfrd_events_lost_total", "counter",
 	       "Times mfrd lost module events (receive buffer overrun, generation gap).");
 	fprintf(f, "mfrd_events_lost_total %" PRIu64 "\n", m->events_lost);
@@ -176,81 +176,22 @@ static void format(FILE *f, const struct mfrd_metrics *m)
 	fprintf(f, "mfrd_metrics_write_timestamp_seconds %.3f\n", m->write_time);
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Make the rename itself durable. */
-static int sync_dir(const char *path)
-{
-	char *copy = strdup(path);
-	int fd, r = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	free(copy);
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		r = -errno;
-	close(fd);
-	return r;
-}
-
 int mfrd_metrics_write(const char *path, const struct mfrd_metrics *m)
 {
-	char *buf = NULL, *tmp = NULL;
+	char *buf = NULL;
 	size_t len = 0;
-	int fd = -1, r;
 	FILE *f;
+	int r;
 
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return -errno;
 	format(f, m);
-	if (fclose(f) != 0) {
-		r = -ENOMEM;
-		goto out;
-	}
-	if (asprintf(&tmp, "%s.tmp", path) < 0) {
-		tmp = NULL;
-		r = -ENOMEM;
-		goto out;
-	}
-	/* node_exporter reads only *.prom, so it never sees PATH.tmp. */
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-		  0644);
-	if (fd < 0) {
-		r = -errno;
-		goto out;
-	}
-	/* Whatever our umask, node_exporter runs as another user. */
-	r = fchmod(fd, 0644) < 0 ? -errno : write_all(fd, buf, len);
-	if (!r && fsync(fd) < 0)
-		r = -errno;
-	if (close(fd) < 0 && !r)
-		r = -errno;
-	if (!r && rename(tmp, path) < 0)
-		r = -errno;
-	if (r)
-		unlink(tmp);
-	else
-		r = sync_dir(path);
-out:
-	free(tmp);
+	/*
+	 * node_exporter reads only *.prom, so it never sees PATH.tmp; it
+	 * runs as another user, hence 0644 whatever the umask.
+	 */
+	r = fclose(f) ? -ENOMEM : mfrd_atomic_write(path, buf, len, 0644);
 	free(buf);
 	return r;
 }

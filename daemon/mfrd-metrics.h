@@ -44,6 +44,7 @@ struct mfrd_metrics {
 	double rules_pushed_time;	/* seconds since the epoch, 0: never */
 	double reload_ok_time;		/* last successful reload (or start) */
 	uint64_t reloads_failed;
+	unsigned int rules_outside;	/* rules changed behind mfrd's back */
 	uint64_t events_lost;		/* overruns and generation gaps */
 	uint64_t redumps;		/* reconciling dumps */
 	uint64_t journal_suppressed;	/* entries the rate limit dropped */

@@ -137,8 +137,7 @@ int mfrd_module_try_connect(struct mfrd *d)
 		return ret;
 	}
 	d->connected = true;
-	d->generation = d->dump_gen = 0;
-	d->next_gen = 1;
+	mfrd_gens_reset(&d->gens);
 	mfrd_memfds_clear(d);
 
 	d->rules_refused = mfrd_rules_push(d, &d->rules) != 0;
@@ -177,6 +176,7 @@ void mfrd_module_close(struct mfrd *d)
 	d->connected = false;
 	d->need_reconcile = false;
 	mfrd_memfds_clear(d);
+	mfrd_gens_free(&d->gens);
 }
 
 void mfrd_module_disconnect(struct mfrd *d, const char *why)
@@ -235,7 +235,7 @@ static void check_connection(struct mfrd *d)
 	ret = mfrd_status_get(d, info_cb, &info);
 	if (ret)
 		mfrd_module_disconnect(d, mfr_genl_strerror(ret));
-	else if (info.generation < d->dump_gen)
+	else if (info.generation < d->gens.dump_gen)
 		mfrd_module_disconnect(d, "module reloaded");
 }
 

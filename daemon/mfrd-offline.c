@@ -1,9 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Hard-offlining, at boot, the pfns recorded as poisoned in earlier boots:
- * a UE seen once is likely to come back, and a kept page's error is not
- * in any kernel record after a reboot.  Done before READY=1, so workloads
+ * Offlining, at boot, the pfns recorded as poisoned in earlier boots: a
+ * UE seen once is likely to come back, and a kept page's error is not in
+ * any kernel record after a reboot.  Done before READY=1, so workloads
  * ordered after mfrd.service never get those pages.
+ *
+ * Soft-offlining first: the kernel migrates the page's content, if any,
+ * and takes the page out, so nobody loses data (a pfn recorded in an
+ * earlier boot holds unrelated data now, or nothing).  Hard-offlining
+ * only where that failed and no process maps the page: memory_failure()
+ * unmaps a mapped page and sends its users SIGBUS, which for an
+ * unrelated process at boot is worse than the risk it guards against.
+ * Such a page stays in service, is counted as failed (mfr_offline_failed)
+ * and is tried again at the next start.
  *
  * Once per boot: a marker file in the state directory holds the boot id
  * of the last pass without failures, so a restarted mfrd does not log the
@@ -17,14 +26,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/kernel-page-flags.h>
 
 #include "mfrd.h"
+#include "mfrd-atomic-file.h"
 #include "mfrd-dimm.h"
 #include "mfrd-log.h"
 
-#define HARD_OFFLINE	"/sys/devices/system/memory/hard_offline_page"
+/* $MFRD_SYSFS_MEMORY and $MFRD_KPAGEFLAGS stand in for them in tests. */
+#define SYSFS_MEMORY	"/sys/devices/system/memory"
 #define KPAGEFLAGS	"/proc/kpageflags"
-#define KPF_HWPOISON	19
 #define PAGE_SHIFT	12
 #define MARKER		"recorded-pfns-offlined"
 /* Failed pfns named in the journal entry; the count says the rest. */
@@ -61,33 +72,26 @@ static bool done_this_boot(struct mfrd *d)
 /* Write the marker atomically: a half-written one would be "not done". */
 static void mark_done(struct mfrd *d)
 {
-	char *path = marker_path(d), *tmp;
-	bool ok;
-	FILE *f;
-	int err;
+	char *path = marker_path(d), *text;
+	int r;
 
-	if (asprintf(&tmp, "%s.tmp", path) < 0)
+	if (asprintf(&text, "%s\n", d->boot_id) < 0)
 		abort();
-	f = fopen(tmp, "we");
-	ok = f && fprintf(f, "%s\n", d->boot_id) > 0 && !fflush(f) &&
-	     !fsync(fileno(f));
-	err = errno;
-	if (f && fclose(f) && ok) {
-		ok = false;
-		err = errno;
-	}
-	if (ok && rename(tmp, path)) {
-		ok = false;
-		err = errno;
-	}
-	if (!ok) {
+	r = mfrd_atomic_write(path, text, strlen(text), 0644);
+	if (r)
 		mfrd_logf(LOG_WARNING, NULL,
 			  "cannot write %s (%s): a restart in this boot will offline the recorded pfns again",
-			  path, strerror(err));
-		unlink(tmp);
-	}
-	free(tmp);
+			  path, strerror(-r));
+	free(text);
 	free(path);
+}
+
+/* The page's flags from /proc/kpageflags; false if unknown. */
+static bool page_flags(int kpf, uint64_t pfn, uint64_t *flags)
+{
+	return kpf >= 0 &&
+	       pread(kpf, flags, sizeof(*flags),
+		     (off_t)(pfn * sizeof(*flags))) == (ssize_t)sizeof(*flags);
 }
 
 /* 1 if the kernel already marked pfn poisoned, 0 if not or unknown. */
@@ -95,20 +99,32 @@ static int hwpoisoned(int kpf, uint64_t pfn)
 {
 	uint64_t flags;
 
-	if (kpf < 0 ||
-	    pread(kpf, &flags, sizeof(flags), (off_t)(pfn * sizeof(flags))) !=
-	    (ssize_t)sizeof(flags))
-		return 0;
-	return !!(flags & (1ULL << KPF_HWPOISON));
+	return page_flags(kpf, pfn, &flags) &&
+	       (flags & (1ULL << KPF_HWPOISON));
+}
+
+/* A process maps it: hard-offlining would signal that process. */
+static bool mapped(int kpf, uint64_t pfn, bool *known)
+{
+	uint64_t flags;
+
+	*known = page_flags(kpf, pfn, &flags);
+	return !*known ||
+	       (flags & (1ULL << KPF_MMAP | 1ULL << KPF_ANON)) != 0;
 }
 
 /* 0, or the errno the kernel refused the page with. */
-static int hard_offline(uint64_t pfn)
+static int offline_page(const char *file, uint64_t pfn)
 {
-	char buf[32];
+	const char *dir = getenv("MFRD_SYSFS_MEMORY");
+	char buf[32], *path;
 	int fd, len, err = 0;
 
-	fd = open(HARD_OFFLINE, O_WRONLY | O_CLOEXEC);
+	if (asprintf(&path, "%s/%s", dir && *dir ? dir : SYSFS_MEMORY,
+		     file) < 0)
+		abort();
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	free(path);
 	if (fd < 0)
 		return errno;
 	len = snprintf(buf, sizeof(buf), "0x%llx",
@@ -138,6 +154,32 @@ static bool dimm_changed(struct mfrd *d, const struct mfrd_earlier *e)
 	return strcmp(now.id, e->dimm_id) != 0;
 }
 
+static int cmp_pfn(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Keep in v (count *cnt) the pfns still in the sorted pfns[n]. */
+static void keep_recorded(uint64_t *v, unsigned int *cnt, const uint64_t *pfns,
+			  size_t n)
+{
+	unsigned int kept = 0;
+
+	for (unsigned int i = 0; v && i < *cnt; i++)
+		if (bsearch(&v[i], pfns, n, sizeof(*pfns), cmp_pfn))
+			v[kept++] = v[i];
+	*cnt = kept;
+}
+
+void mfrd_offline_forgotten(struct mfrd *d, const uint64_t *pfns, size_t n)
+{
+	keep_recorded(d->failed_pfns, &d->offline_failed, pfns, n);
+	keep_recorded(d->dimm_changed_pfns, &d->offline_dimm_changed, pfns,
+		      n);
+}
+
 /* Append " 0xPFN" to a list of at most FAILED_LISTED pfns. */
 static void list_pfn(char *list, size_t size, unsigned int nth, uint64_t pfn)
 {
@@ -149,6 +191,9 @@ static void list_pfn(char *list, size_t size, unsigned int nth, uint64_t pfn)
 void mfrd_offline_recorded(struct mfrd *d)
 {
 	unsigned int offlined = 0, already = 0, failed = 0, changed = 0;
+	unsigned int hard = 0, in_use = 0;	/* of offlined, of failed */
+	const char *kpf_path = getenv("MFRD_KPAGEFLAGS");
+	bool flags_known;
 	struct mfrd_earlier *rec = NULL;
 	char failed_pfns[FAILED_LISTED * 20] = "";
 	char changed_pfns[FAILED_LISTED * 20] = "";
@@ -168,10 +213,18 @@ void mfrd_offline_recorded(struct mfrd *d)
 		mfrd_store_failed(d, mfrd_store_error(d->store));
 		return;
 	}
-	kpf = open(KPAGEFLAGS, O_RDONLY | O_CLOEXEC);
+	kpf = open(kpf_path && *kpf_path ? kpf_path : KPAGEFLAGS,
+		   O_RDONLY | O_CLOEXEC);
+	free(d->failed_pfns);
+	free(d->dimm_changed_pfns);
+	d->failed_pfns = calloc(n + 1, sizeof(*d->failed_pfns));
+	d->dimm_changed_pfns = calloc(n + 1, sizeof(*d->dimm_changed_pfns));
+	if (!d->failed_pfns || !d->dimm_changed_pfns)
+		abort();
 	for (i = 0; i < n; i++) {
 		/* Told, never skipped: only the operator forgets a page. */
 		if (dimm_changed(d, &rec[i])) {
+			d->dimm_changed_pfns[changed] = rec[i].pfn;
 			list_pfn(changed_pfns, sizeof(changed_pfns), ++changed,
 				 rec[i].pfn);
 			if (!changed_dimm)
@@ -182,7 +235,15 @@ void mfrd_offline_recorded(struct mfrd *d)
 			continue;
 		}
 		mfrd_watchdog_progress(d);
-		err = hard_offline(rec[i].pfn);
+		err = offline_page("soft_offline_page", rec[i].pfn);
+		if (err && err != EHWPOISON &&
+		    !mapped(kpf, rec[i].pfn, &flags_known)) {
+			err = offline_page("hard_offline_page", rec[i].pfn);
+			hard += !err;
+		} else if (err && err != EHWPOISON) {
+			/* Left in service rather than its users signalled. */
+			in_use += flags_known;
+		}
 		if (!err) {
 			offlined++;
 		} else if (err == EHWPOISON) {
@@ -190,6 +251,7 @@ void mfrd_offline_recorded(struct mfrd *d)
 		} else {
 			if (!first_err)
 				first_err = err;
+			d->failed_pfns[failed] = rec[i].pfn;
 			list_pfn(failed_pfns, sizeof(failed_pfns), ++failed,
 				 rec[i].pfn);
 		}
@@ -205,13 +267,18 @@ void mfrd_offline_recorded(struct mfrd *d)
 	if (failed) {
 		mfrd_log_field(l, "MFR_FAILED_PFNS", "%s", failed_pfns);
 		mfrd_log_field(l, "ERRNO", "%d", first_err);
-		mfrd_log_message(l, "pfns recorded as poisoned in earlier boots: %zu; %u hard-offlined now, %u already offline, %u failed (first error: %s; pfns %s%s)",
-				 n, offlined, already, failed,
+	}
+	/* After the fields that tests and journal queries match on. */
+	mfrd_log_field(l, "MFR_HARD_OFFLINED", "%u", hard);
+	mfrd_log_field(l, "MFR_IN_USE", "%u", in_use);
+	if (failed) {
+		mfrd_log_message(l, "pfns recorded as poisoned in earlier boots: %zu; %u offlined now (%u of them hard-offlined: soft-offlining failed and no process mapped them), %u already offline, %u failed (%u of them mapped by a process and not migratable: left in service rather than the process signalled; first error: %s; pfns %s%s)",
+				 n, offlined, hard, already, failed, in_use,
 				 strerror(first_err), failed_pfns,
 				 failed > FAILED_LISTED ? " ..." : "");
 	} else {
-		mfrd_log_message(l, "pfns recorded as poisoned in earlier boots: %zu; %u hard-offlined now, %u already offline",
-				 n, offlined, already);
+		mfrd_log_message(l, "pfns recorded as poisoned in earlier boots: %zu; %u offlined now (%u of them hard-offlined: soft-offlining failed and no process mapped them), %u already offline",
+				 n, offlined, hard, already);
 	}
 	if (changed) {
 		char *msg;

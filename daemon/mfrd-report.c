@@ -15,6 +15,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "mfrd.h"
+#include "mfrd-clock.h"
 #include "mfrd-log.h"
 #include "mfrd-metrics.h"
 
@@ -65,6 +66,9 @@ static void snapshot(struct mfrd *d, struct snapshot *s)
 	} else {
 		mfrd_store_failed(d, mfrd_store_error(d->store));
 	}
+	mfrd_store_check_outside_change(d);
+	mfrd_rules_check_outside(d);
+	s->m.rules_outside = d->rules_outside;
 	s->m.has_earlier_boot_pfns = d->earlier_boot_pfns_known;
 	s->m.earlier_boot_pfns = d->earlier_boot_pfns;
 	s->m.offline_dimm_changed = d->offline_dimm_changed;
@@ -98,14 +102,6 @@ static void snapshot(struct mfrd *d, struct snapshot *s)
 	s->m.write_time = mfrd_now_usec() / 1e6;
 }
 
-static uint64_t now_monotonic(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static void send_status(struct mfrd *d, const struct snapshot *s,
 			const char *extra)
 {
@@ -136,7 +132,7 @@ static void send_status(struct mfrd *d, const struct snapshot *s,
 			     pages,
 			     s->m.has[MFR_A_STATUS_GENERATION] ?
 			     s->m.status[MFR_A_STATUS_GENERATION] :
-			     d->generation,
+			     d->gens.generation,
 			     d->rules_refused ?
 			     "; the module refused the rules: not protected" : "",
 			     store, d->note ? "; " : "", d->note ?: "");
@@ -165,7 +161,7 @@ static void write_metrics(struct mfrd *d)
 
 	snapshot(d, &s);
 	send_status(d, &s, NULL);
-	d->metrics_last_usec = now_monotonic();
+	d->metrics_last_usec = (uint64_t)mfrd_monotonic_usec();
 	if (path)
 		ret = mfrd_metrics_write(path, &s.m);
 	/* Each failure once: a missing directory is common, not fatal. */
@@ -200,7 +196,7 @@ void mfrd_report_soon(struct mfrd *d)
 		sd_event_source_get_enabled(d->metrics_soon, &enabled);
 	if (enabled != SD_EVENT_OFF)
 		return;			/* already due */
-	if (!d->metrics_last_usec || now_monotonic() >= next || !d->event ||
+	if (!d->metrics_last_usec || (uint64_t)mfrd_monotonic_usec() >= next || !d->event ||
 	    !d->metrics_soon) {
 		write_metrics(d);
 		return;

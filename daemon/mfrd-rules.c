@@ -15,6 +15,7 @@
 #include "mfrd.h"
 #include "mfrd-cgroups.h"
 #include "mfrd-log.h"
+#include "mfrd-rule-ids.h"
 
 /* Room for one rule in the request: its nest and attributes. */
 static size_t rule_size(const struct mfrd_rule *r)
@@ -104,9 +105,67 @@ static void log_refusal(struct mfrd *d, const struct mfrd_rules *rules,
 	free(why);
 }
 
+struct id_list {
+	uint32_t *v;
+	size_t n;
+};
+
+static int id_cb(uint8_t cmd, const struct mfr_attr_set *set,
+		 struct nlattr **tb, void *arg)
+{
+	struct id_list *ids = arg;
+	uint32_t *v;
+
+	(void)cmd;
+	(void)set;
+	if (!tb[MFR_A_RULE_ID])
+		return 0;
+	v = realloc(ids->v, (ids->n + 1) * sizeof(*v));
+	if (!v)
+		abort();
+	ids->v = v;
+	v[ids->n++] = nla_get_u32(tb[MFR_A_RULE_ID]);
+	return 0;
+}
+
+/* The ids of the rules mfr.ko holds now; 0 or a negative errno. */
+static int held_ids(struct mfrd *d, struct id_list *ids)
+{
+	*ids = (struct id_list){ 0 };
+	return mfr_genl_dump(d->req, MFR_CMD_RULE_GET, id_cb, ids);
+}
+
+void mfrd_rules_check_outside(struct mfrd *d)
+{
+	struct mfrd_rule_drift drift;
+	struct id_list now;
+	unsigned int n;
+
+	if (!d->connected || !d->rules_pushed_usec || d->rules_refused ||
+	    !d->pushed_ids_known)
+		return;
+	if (held_ids(d, &now)) {
+		free(now.v);	/* a dump cut short: try at the next write */
+		return;
+	}
+	drift = mfrd_rule_ids_drift(d->pushed_ids, d->npushed_ids, now.v,
+				    now.n);
+	free(now.v);
+	n = drift.added + drift.removed;
+	if (n && n != d->rules_outside)
+		mfrd_logf(LOG_WARNING, NULL,
+			  "the rules in mfr.ko were changed behind mfrd's back (%u added, %u of mfrd's removed: mfrctl rules add/del?); that lasts only until mfrd's next reload or restart, which puts back the rules of %s",
+			  drift.added, drift.removed, d->rules_dir);
+	else if (!n && d->rules_outside)
+		mfrd_logf(LOG_INFO, NULL,
+			  "the rules in mfr.ko are again the ones mfrd pushed");
+	d->rules_outside = n;
+}
+
 int mfrd_rules_push(struct mfrd *d, const struct mfrd_rules *rules)
 {
 	size_t *start, size = 64;
+	struct id_list pushed;
 	struct nl_msg *req;
 	uint64_t *ids;
 	int ret = -ENOMEM;
@@ -145,6 +204,16 @@ int mfrd_rules_push(struct mfrd *d, const struct mfrd_rules *rules)
 	d->rules_pushed_usec = mfrd_now_usec();
 	mfrd_logf(LOG_INFO, NULL, "%zu rule%s pushed to mfr.ko", rules->n,
 		  rules->n == 1 ? "" : "s");
+	/* What to compare with later: mfr.ko gave them new ids. */
+	free(d->pushed_ids);
+	d->pushed_ids_known = !held_ids(d, &pushed);
+	if (!d->pushed_ids_known) {
+		free(pushed.v);
+		pushed = (struct id_list){ 0 };
+	}
+	d->pushed_ids = pushed.v;
+	d->npushed_ids = pushed.n;
+	d->rules_outside = 0;
 out:
 	/* Of the set in force (a refused reload's set is dropped). */
 	if (!ret || rules == &d->rules) {

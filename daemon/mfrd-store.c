@@ -111,7 +111,7 @@ enum stmt {
 	ST_BEGIN, ST_COMMIT, ST_ROLLBACK, ST_UPSERT, ST_FOLIO_STATE, ST_EVENT,
 	ST_EARLIER, ST_COUNT, ST_HAS_PAGE, ST_PRUNE_AGE, ST_PRUNE_ROWS,
 	ST_COUNT_EVENTS, ST_UNIDENTIFIED, ST_SET_IDENTITY, ST_EARLIER_ID,
-	ST_INCIDENT, ST_UNACKED, ST_NR
+	ST_INCIDENT, ST_UNACKED, ST_DATA_VERSION, ST_NR
 };
 
 static const char *const stmt_sql[ST_NR] = {
@@ -142,6 +142,8 @@ static const char *const stmt_sql[ST_NR] = {
 		"DELETE FROM events WHERE id <= (SELECT id FROM events"
 		" ORDER BY id DESC LIMIT 1 OFFSET ?1)",
 	[ST_COUNT_EVENTS] = "SELECT count(*) FROM events",
+	/* Moves when another connection (mfrctl forget) commits. */
+	[ST_DATA_VERSION] = "PRAGMA data_version",
 	[ST_UNIDENTIFIED] =
 		"SELECT pfn FROM poisoned_pages WHERE boot_id = ?1"
 		" AND phys_addr IS NULL ORDER BY pfn LIMIT ?2",
@@ -545,6 +547,19 @@ int64_t mfrd_store_prune_events(struct mfrd_store *s, int64_t before_usec,
 		n += sqlite3_changes(s->db);
 	}
 	return n;
+}
+
+int64_t mfrd_store_data_version(struct mfrd_store *s)
+{
+	sqlite3_stmt *st = s->st[ST_DATA_VERSION];
+	int64_t v = -1;
+
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	else
+		fail(s, "read the data version");
+	sqlite3_reset(st);
+	return v;
 }
 
 int64_t mfrd_store_count_events(struct mfrd_store *s)

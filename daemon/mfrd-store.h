@@ -141,6 +141,12 @@ int mfrd_store_last_changes(struct mfrd_store *s);
 int64_t mfrd_store_prune_events(struct mfrd_store *s, int64_t before_usec,
 				uint64_t max_rows);
 
+/*
+ * A number that changes when another connection committed to the store
+ * (an operator's "mfrctl forget"), or -1.
+ */
+int64_t mfrd_store_data_version(struct mfrd_store *s);
+
 /* Rows in the events log, or -1. */
 int64_t mfrd_store_count_events(struct mfrd_store *s);
 

@@ -6,11 +6,8 @@
  * events (ENOBUFS) and after a generation gap.  Upserts keyed on (boot,
  * pfn) make a replay harmless, so the store never holds a page twice.
  *
- * Generations (module/mfr.yaml): every change and every successful write
- * operation bumps the module's generation by one, and events and dumps
- * carry it.  Events at or below the generation of the last dump are
- * already in the store and skipped; an event past the next expected one
- * means something was missed (or a write operation ran): re-dump.
+ * Which events are already in the store, and when a batch calls for a
+ * reconcile, follows the module's generations: mfrd-generations.c.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -21,6 +18,7 @@
 #include <time.h>
 
 #include "mfrd.h"
+#include "mfrd-clock.h"
 #include "mfrd-log.h"
 #include "output.h"
 
@@ -32,14 +30,6 @@
  */
 #define BATCH_MAX	512
 #define BATCH_USEC	(250 * 1000)
-
-static int64_t monotonic_usec(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000 + t.tv_nsec / 1000;
-}
 
 /* ---- memfd cache: the owner data poison events lack ---- */
 
@@ -388,8 +378,6 @@ struct batch {
 	int64_t now;
 	unsigned int recorded;
 	unsigned int new_pages;		/* page records created */
-	bool gap;
-	uint64_t gap_from, gap_to;	/* generations missed */
 	bool refreshed;			/* memfd-get dumped in this batch */
 	bool store_failed;
 };
@@ -528,22 +516,12 @@ static int on_event(uint8_t cmd, const struct mfr_attr_set *set,
 		return 0;	/* not a notification */
 	if (tb[gen_attr]) {
 		gen = mfr_genl_get_uint(tb[gen_attr]);
-		if (gen <= d->dump_gen) {
+		if (mfrd_gens_event(&d->gens, gen) == MFRD_GEN_DUMPED) {
 			/* In the store already; the cache may still learn. */
 			if (cmd == MFR_CMD_MEMFD_KEPT_NTF)
 				memfd_put(d, tb);
 			return 0;
 		}
-		if (gen > d->next_gen) {
-			if (!b->gap)
-				b->gap_from = d->next_gen;
-			b->gap = true;
-			b->gap_to = gen - 1;
-		}
-		if (gen >= d->next_gen)
-			d->next_gen = gen + 1;
-		if (gen > d->generation)
-			d->generation = gen;
 	}
 	if (tb[inode_attr])
 		inode = mfr_genl_get_uint(tb[inode_attr]);
@@ -603,7 +581,7 @@ static bool readable(int fd)
  */
 static int read_batch(struct mfrd *d, struct batch *b, bool *overrun)
 {
-	int64_t deadline = monotonic_usec() + BATCH_USEC;
+	int64_t deadline = mfrd_monotonic_usec() + BATCH_USEC;
 	int ret = 0, n;
 	char *why;
 
@@ -612,7 +590,7 @@ static int read_batch(struct mfrd *d, struct batch *b, bool *overrun)
 	if (mfrd_store_begin(d->store))
 		goto store_failed;
 	for (n = 0; n < BATCH_MAX && readable(mfr_genl_fd(d->events)) &&
-	     monotonic_usec() < deadline; n++) {
+	     mfrd_monotonic_usec() < deadline; n++) {
 		ret = mfr_genl_recv_events(d->events, on_event, b);
 		if (ret == -MFR_GENL_EOVERRUN) {
 			*overrun = true;
@@ -648,17 +626,23 @@ store_failed:
 int mfrd_events_read(struct mfrd *d)
 {
 	struct batch b = { 0 };
+	struct mfrd_gen_verdict v;
 	bool overrun = false;
 	int changed;
 
 	if (read_batch(d, &b, &overrun))
 		return -1;
+	v = mfrd_gens_batch_end(&d->gens);
 	d->events_lost += overrun;
+	if (v.late)
+		mfrd_logf(LOG_NOTICE, NULL,
+			  "generation %" PRIu64 " arrived after %" PRIu64 ", against mfr.ko's order rule (mfr.yaml); page states are taken from its dumps",
+			  v.late_gen, v.late_after);
 	if (overrun) {
 		mfrd_logf(LOG_WARNING, MFRD_MSGID_EVENTS_LOST,
 			  "events lost: the receive buffer overran; reconciling from the module's dumps");
 		d->need_reconcile = mfrd_reconcile(d, "events lost") < 0;
-	} else if (b.gap) {
+	} else if (v.action == MFRD_GEN_RECONCILE_GAP) {
 		changed = mfrd_reconcile(d, "generation gap");
 		d->need_reconcile = changed < 0;
 		/* Write operations (rule-add ...) move the generation too. */
@@ -666,16 +650,22 @@ int mfrd_events_read(struct mfrd *d)
 			d->events_lost++;
 		if (changed > 0)
 			mfrd_logf(LOG_WARNING, MFRD_MSGID_EVENTS_LOST,
-				  "events lost: generations %" PRIu64 " to %" PRIu64 " were not seen; the dumps brought %d page records up to date",
-				  b.gap_from, b.gap_to, changed);
+				  "events lost: %" PRIu64 " generations between %" PRIu64 " and %" PRIu64 " were not seen; the dumps brought %d page records up to date",
+				  v.missing, v.gap_from, v.gap_to, changed);
 		else if (!changed)
 			mfrd_logf(LOG_DEBUG, NULL,
-				  "generations %" PRIu64 " to %" PRIu64 " came without events (write operations): nothing was missing",
-				  b.gap_from, b.gap_to);
+				  "%" PRIu64 " generations between %" PRIu64 " and %" PRIu64 " came without events (write operations): nothing was missing",
+				  v.missing, v.gap_from, v.gap_to);
+	} else if (v.action == MFRD_GEN_RECONCILE_ORDER) {
+		/*
+		 * Nothing missed: what the dumps change is the state a late
+		 * event set back, not a lost event.
+		 */
+		d->need_reconcile = mfrd_reconcile(d, "events out of order") < 0;
 	}
 	if (b.recorded)
 		mfrd_identify_pages(d);
-	if (b.recorded || overrun || b.gap)
+	if (b.recorded || overrun || v.action != MFRD_GEN_NOTHING)
 		mfrd_report_soon(d);
 	return d->failed ? -1 : 0;
 }
@@ -840,13 +830,11 @@ int mfrd_reconcile(struct mfrd *d, const char *why)
 	d->pages_recorded += found;
 	mfrd_log_flush();
 
-	d->dump_gen = pages.has_generation ? pages.generation : status_gen;
-	d->next_gen = d->dump_gen + 1;
-	if (d->dump_gen > d->generation)
-		d->generation = d->dump_gen;
+	mfrd_gens_dumped(&d->gens, pages.has_generation ? pages.generation :
+						   status_gen);
 	mfrd_logf(LOG_INFO, NULL,
 		  "reconciled (%s): %zu poisoned pages reported by mfr.ko, %d added or updated, generation %" PRIu64,
-		  why, pages.n, changed, d->dump_gen);
+		  why, pages.n, changed, d->gens.dump_gen);
 	free(pages.v);
 	if (changed > 0)
 		mfrd_identify_pages(d);

@@ -32,6 +32,8 @@
 #include <systemd/sd-daemon.h>
 
 #include "mfrd.h"
+#include "mfrd-atomic-file.h"
+#include "mfrd-clock.h"
 #include "mfrd-dimm.h"
 #include "mfrd-log.h"
 #include "mfrd-store-recover.h"
@@ -88,14 +90,6 @@ int64_t mfrd_now_usec(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static int64_t now_monotonic_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static char *reload_result_path(void)
 {
 	const char *dir = getenv("RUNTIME_DIRECTORY");
@@ -115,36 +109,26 @@ static char *reload_result_path(void)
  */
 static void write_reload_result(bool ok, const char *why)
 {
-	char *path = reload_result_path(), *tmp;
-	FILE *f;
-	int ret;
+	char *path = reload_result_path(), *text, *dir;
+	int r;
 
-	if (asprintf(&tmp, "%s.tmp", path) < 0)
+	if (asprintf(&text, "%lld %s\n%s\n", (long long)mfrd_monotonic_usec(),
+		     ok ? "ok" : "failed", why ?: "") < 0)
 		abort();
-	f = fopen(tmp, "we");
-	if (!f && errno == ENOENT) {
+	r = mfrd_atomic_write(path, text, strlen(text), 0644);
+	if (r == -ENOENT) {
 		/* By hand, without systemd's RuntimeDirectory=. */
-		char *dir = strndup(path, strrchr(path, '/') - path);
-
+		dir = strndup(path, strrchr(path, '/') - path);
 		if (!dir)
 			abort();
 		mkdir(dir, 0755);
 		free(dir);
-		f = fopen(tmp, "we");
+		r = mfrd_atomic_write(path, text, strlen(text), 0644);
 	}
-	if (!f) {
-		mfrd_logf(LOG_WARNING, NULL, "cannot write %s: %m", tmp);
-		goto out;
-	}
-	fprintf(f, "%lld %s\n%s\n", (long long)now_monotonic_usec(),
-		ok ? "ok" : "failed", why ?: "");
-	ret = fclose(f);
-	if (ret || rename(tmp, path)) {
-		mfrd_logf(LOG_WARNING, NULL, "cannot write %s: %m", path);
-		unlink(tmp);
-	}
-out:
-	free(tmp);
+	if (r)
+		mfrd_logf(LOG_WARNING, NULL, "cannot write %s: %s", path,
+			  strerror(-r));
+	free(text);
 	free(path);
 }
 
@@ -221,7 +205,7 @@ void mfrd_watchdog_progress(struct mfrd *d)
 
 	if (!d->cfg.watchdog || sd_watchdog_enabled(0, &interval) <= 0)
 		return;
-	now = now_monotonic_usec();
+	now = mfrd_monotonic_usec();
 	if (now - last < (int64_t)(interval / 4))
 		return;
 	last = now;
@@ -523,7 +507,7 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si,
 	(void)si;
 	if (d->ready_sent)
 		sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%lld",
-			   (long long)now_monotonic_usec());
+			   (long long)mfrd_monotonic_usec());
 	ok = reload(d, &why);
 	write_reload_result(ok, why);
 	free(why);
@@ -612,7 +596,8 @@ static void add_incident(struct mfrd *d)
 		mfrd_store_failed(d, mfrd_store_error(d->store));
 }
 
-static void count_earlier_pfns(struct mfrd *d)
+/* forgotten: pfns no longer in the store leave boot offlining's counts. */
+static void count_earlier_pfns(struct mfrd *d, bool forgotten)
 {
 	uint64_t *pfns = NULL;
 	size_t n = 0;
@@ -621,10 +606,38 @@ static void count_earlier_pfns(struct mfrd *d)
 	if (!mfrd_store_earlier_pfns(d->store, &pfns, &n)) {
 		d->earlier_boot_pfns = n;
 		d->earlier_boot_pfns_known = d->store_copied >= 0;
+		if (forgotten)
+			mfrd_offline_forgotten(d, pfns, n);
 	} else {
 		mfrd_store_failed(d, mfrd_store_error(d->store));
 	}
 	free(pfns);
+	d->store_data_version = mfrd_store_data_version(d->store);
+}
+
+void mfrd_store_check_outside_change(struct mfrd *d)
+{
+	uint64_t before = d->earlier_boot_pfns;
+	unsigned int failed = d->offline_failed;
+	unsigned int changed = d->offline_dimm_changed;
+	int64_t v = mfrd_store_data_version(d->store);
+
+	if (v < 0) {
+		mfrd_store_failed(d, mfrd_store_error(d->store));
+		return;
+	}
+	if (v == d->store_data_version)
+		return;
+	count_earlier_pfns(d, true);
+	if (d->earlier_boot_pfns_known && d->earlier_boot_pfns != before)
+		mfrd_logf(LOG_NOTICE, NULL,
+			  "the store was changed by another program (mfrctl forget): %" PRIu64 " pfns of earlier boots recorded, %" PRIu64 " before; the next boot offlines those",
+			  d->earlier_boot_pfns, before);
+	if (d->offline_failed != failed || d->offline_dimm_changed != changed)
+		mfrd_logf(LOG_NOTICE, NULL,
+			  "of the pfns boot offlining could not offline, %u are still recorded (%u before); of those on a changed DIMM, %u (%u before)",
+			  d->offline_failed, failed, d->offline_dimm_changed,
+			  changed);
 }
 
 static int on_store_retry(sd_event_source *src, uint64_t usec, void *arg);
@@ -687,7 +700,7 @@ static int on_store_retry(sd_event_source *src, uint64_t usec, void *arg)
 	d->store_in_memory = false;
 	d->store_retry_usec = 0;
 	add_incident(d);
-	count_earlier_pfns(d);
+	count_earlier_pfns(d, false);
 	mfrd_logf(LOG_NOTICE, MFRD_MSGID_STORE_RECOVERED,
 		  "the store %s is in use again: records go to it from now on%s",
 		  d->store_path, d->connected ?
@@ -730,7 +743,7 @@ static int open_store(struct mfrd *d)
 		add_incident(d);
 	}
 	mfrd_store_recovery_free(&r);
-	count_earlier_pfns(d);
+	count_earlier_pfns(d, false);
 	return 0;
 }
 
@@ -843,7 +856,7 @@ static int check_only(struct mfrd *d)
 static int wait_for_settings(struct mfrd *d, struct mfrd_errors *errs)
 {
 	const struct timespec retry = { CONFIG_RETRY_SEC, 0 };
-	int64_t ready_at = now_monotonic_usec() +
+	int64_t ready_at = mfrd_monotonic_usec() +
 			   MFRD_READY_TIMEOUT_DEFAULT * 1000000LL;
 	char *last = NULL, *now;
 	siginfo_t si;
@@ -861,9 +874,9 @@ static int wait_for_settings(struct mfrd *d, struct mfrd_errors *errs)
 			log_config_errors(errs, LOG_ERR,
 					  "not starting until it is fixed: mfr.ko keeps the rules it has, no page of an earlier boot is offlined; the files are read again every " CONFIG_RETRY_TEXT " and on \"systemctl reload mfrd\"");
 		if (!last || strcmp(now, last) ||
-		    (!d->ready_sent && now_monotonic_usec() >= ready_at)) {
+		    (!d->ready_sent && mfrd_monotonic_usec() >= ready_at)) {
 			/* Bounded like ready_timeout, which is unread yet. */
-			if (!d->ready_sent && now_monotonic_usec() >= ready_at)
+			if (!d->ready_sent && mfrd_monotonic_usec() >= ready_at)
 				ready_unprotected(d, MFRD_READY_TIMEOUT_DEFAULT,
 						  "the configuration is refused: mfrd has not started (mfr.ko keeps whatever rules it has)");
 			sd_notifyf(0, "%sSTATUS=%sconfiguration refused (%zu error%s, see the journal): not started, waiting for a fix",
@@ -948,7 +961,7 @@ static int reload_client(const char *pid_arg)
 		free(path);
 		return EXIT_USAGE;
 	}
-	sent = now_monotonic_usec();
+	sent = mfrd_monotonic_usec();
 	if (kill((pid_t)pid, SIGHUP)) {
 		fprintf(stderr, "mfrd --reload: cannot signal %ld: %s\n", pid,
 			strerror(errno));
@@ -956,7 +969,7 @@ static int reload_client(const char *pid_arg)
 		return EXIT_FAILURE;
 	}
 	for (deadline = sent + RELOAD_TIMEOUT_USEC;
-	     now_monotonic_usec() < deadline; usleep(20000)) {
+	     mfrd_monotonic_usec() < deadline; usleep(20000)) {
 		if (read_reload_result(path, &ok, why, sizeof(why)) < sent)
 			continue;
 		if (why[0])
@@ -1052,6 +1065,9 @@ static void cleanup(struct mfrd *d)
 	free(d->rules_refusal);
 	free(d->cgroup_root);
 	free(d->cgroup_ids);
+	free(d->pushed_ids);
+	free(d->failed_pfns);
+	free(d->dimm_changed_pfns);
 	mfrd_dimms_free(d->dimms);
 	sd_event_unref(d->event);
 }
@@ -1064,7 +1080,7 @@ int main(int argc, char **argv)
 	};
 	struct mfrd_errors errs = { 0 };
 	bool check = false, reload_opt = false;
-	int64_t started = now_monotonic_usec();
+	int64_t started = mfrd_monotonic_usec();
 	int ret;
 
 	ret = parse_args(&d, argc, argv, &check, &reload_opt);

@@ -9,6 +9,10 @@
  *   mfrd-rules.c    pushing the rules, all or nothing
  *   mfrd-cgroups.c  the cgroups behind rules' paths, recreated or not
  *   mfrd-sync.c     events and reconciling dumps into the store
+ *   mfrd-generations.c  which events are new, when to re-dump
+ *   mfrd-rule-ids.c  rules changed in the module behind mfrd's back
+ *   mfrd-atomic-file.c  replacing a file atomically and durably
+ *   mfrd-clock.c    the monotonic clock
  *   mfrd-store-recover.c  a store that does not open: nothing lost
  *   mfrd-offline.c  hard-offlining the pfns of earlier boots
  *   mfrd-report.c   STATUS= and the metrics file
@@ -24,6 +28,7 @@
 
 #include "mfr-genl.h"
 #include "mfrd-config.h"
+#include "mfrd-generations.h"
 #include "mfrd-store.h"
 
 /* What the module told about a memfd: owner data joined to its pages. */
@@ -79,13 +84,16 @@ struct mfrd {
 	uint64_t events_lost;		/* overruns and generation gaps */
 	uint64_t redumps;		/* reconciling dumps */
 	char store_last_error[256];	/* logged once until it changes */
-	uint64_t earlier_boot_pfns;	/* fixed for the whole boot */
+	uint64_t earlier_boot_pfns;	/* in the store (forget changes it) */
 	bool earlier_boot_pfns_known;	/* ... read from the store file */
+	int64_t store_data_version;	/* when they were counted */
 	struct mfrd_dimms *dimms;	/* SMBIOS memory devices, or NULL */
 	sd_event_source *identify_src;	/* identity of pages, in slices */
 	uint64_t identified, identify_slices;	/* ... this round, for the log */
 	unsigned int offline_dimm_changed;	/* earlier pfns on a changed DIMM */
-	unsigned int offline_failed;	/* earlier pfns not hard-offlined */
+	unsigned int offline_failed;	/* earlier pfns not offlined */
+	/* ... which ones: forgetting one takes it out of those counts. */
+	uint64_t *dimm_changed_pfns, *failed_pfns;
 	uint64_t pages_recorded;	/* page records created since start */
 
 	/* mfr.ko: watched with libudev and a timer, used when loaded. */
@@ -100,15 +108,13 @@ struct mfrd {
 	bool rules_refused;		/* the module refused the rules */
 	char *cgroup_root;		/* the cgroup v2 hierarchy's mount */
 	uint64_t *cgroup_ids;		/* rules' cgroups at their last push */
+	uint32_t *pushed_ids;		/* ids mfr.ko gave the rules pushed */
+	size_t npushed_ids;
+	bool pushed_ids_known;
+	unsigned int rules_outside;	/* rules added/removed behind us */
 	bool need_reconcile;		/* a reconcile failed: retry on tick */
 
-	/*
-	 * Generation bookkeeping (module/mfr.yaml): events at or below
-	 * dump_gen are already in the store; next_gen is the one expected.
-	 */
-	uint64_t dump_gen;
-	uint64_t next_gen;
-	uint64_t generation;		/* last one seen, for STATUS */
+	struct mfrd_gens gens;		/* the module's, as events tell */
 
 	struct mfrd_memfd *memfds;	/* cache, by inode */
 	size_t nmemfds;
@@ -131,6 +137,13 @@ void mfrd_fail(struct mfrd *d);
 
 /* status-get on the request socket, cb gets the reply. */
 int mfrd_status_get(struct mfrd *d, mfr_genl_cb cb, void *arg);
+
+/*
+ * Another program committed to the store since the last look (mfrctl
+ * forget): count the pfns of earlier boots again, so that the metric is
+ * not stale.  Called before each metrics write.
+ */
+void mfrd_store_check_outside_change(struct mfrd *d);
 
 /* A store read or write failed: counted, exported, logged when new. */
 void mfrd_store_failed(struct mfrd *d, const char *what);
@@ -191,6 +204,13 @@ int mfrd_rules_push(struct mfrd *d, const struct mfrd_rules *rules);
  */
 void mfrd_rules_check_cgroups(struct mfrd *d);
 
+/*
+ * Before each metrics write: the rules mfr.ko holds against those mfrd
+ * pushed; a rule added or deleted behind mfrd's back (mfrctl rules
+ * add/del), which its next push undoes, is logged and exported.
+ */
+void mfrd_rules_check_outside(struct mfrd *d);
+
 /* mfrd-sync.c */
 /*
  * Dump the module's memfds and poisoned pages into the store, in one
@@ -203,6 +223,12 @@ void mfrd_memfds_clear(struct mfrd *d);
 
 /* mfrd-offline.c */
 void mfrd_offline_recorded(struct mfrd *d);
+/*
+ * The store changed behind mfrd (mfrctl forget): pfns no longer recorded
+ * leave the counts of failed and DIMM-changed pfns.  pfns: the earlier
+ * boots' pfns now, sorted.
+ */
+void mfrd_offline_forgotten(struct mfrd *d, const uint64_t *pfns, size_t n);
 
 /* mfrd-report.c */
 int mfrd_report_start(struct mfrd *d);

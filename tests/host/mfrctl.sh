@@ -126,6 +126,40 @@ if [ -r /usr/share/bash-completion/bash_completion ]; then
 	completion "keep default" mfrctl memfd set 1 2 ""
 	completion "head-pfn" mfrctl poison list -o he
 	completion "id,name" mfrctl rules -o id,na
+	completion "--db --dimm" mfrctl history --d
+	completion "--dry-run" mfrctl forget --db x --dr
+	# --cgroup: from the cgroup root, not the working directory.
+	mkdir -p "$tmp/cg/machine.slice/vm1.scope" "$tmp/cg/mine.slice" "$tmp/ma-local"
+	checks=$((checks + 1))
+	got=$(cd "$tmp" && MFRD_CGROUP_ROOT=$tmp/cg PATH=$(dirname "$mfrctl"):$PATH bash -c '
+		source /usr/share/bash-completion/bash_completion
+		source "$0"
+		COMP_WORDS=(mfrctl history --cgroup "$1"); COMP_CWORD=3
+		COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}
+		_mfrctl; echo "${COMPREPLY[*]}"' "$root/daemon/mfrctl.bash-completion" /ma 2>&1)
+	[ "$got" = "/machine.slice/" ] || fail "completion of --cgroup /ma: '$got', want '/machine.slice/'"
+	got=$(cd "$tmp" && MFRD_CGROUP_ROOT=$tmp/cg PATH=$(dirname "$mfrctl"):$PATH bash -c '
+		source /usr/share/bash-completion/bash_completion
+		source "$0"
+		COMP_WORDS=(mfrctl history --cgroup "$1"); COMP_CWORD=3
+		COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}
+		_mfrctl; echo "${COMPREPLY[*]}"' "$root/daemon/mfrctl.bash-completion" /machine.slice/ 2>&1)
+	[ "$got" = "/machine.slice/vm1.scope/" ] || fail "completion of --cgroup /machine.slice/: '$got'"
+	# --boot and --dimm: the values in the store given with --db.
+	python3 - "$tmp/hist.db" <<'EOP'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("CREATE TABLE poisoned_pages (boot_id TEXT, pfn INTEGER, phys_addr INTEGER, dimm TEXT,"
+          " memfd_name TEXT, comm TEXT, \"offset\" INTEGER, state TEXT, times_consumed INTEGER,"
+          " first_seen_usec INTEGER, last_update_usec INTEGER)")
+for boot, pfn, dimm in (("b-one", 1, "BANK 0/DIMM_A1"), ("b-two", 2, "BANK 1/DIMM_B1"), ("b-two", 3, None)):
+    c.execute("INSERT INTO poisoned_pages VALUES (?, ?, NULL, ?, NULL, NULL, NULL, 'kept', 0, 1, 1)",
+              (boot, pfn, dimm))
+c.execute("PRAGMA user_version = 3")
+c.commit()
+EOP
+	completion "b-one b-two" mfrctl forget --db "$tmp/hist.db" --boot ""
+	completion 'BANK\ 1/DIMM_B1' mfrctl history --db "$tmp/hist.db" --dimm "BANK 1"
 else
 	checks=$((checks + 1))
 	fail "bash-completion is not installed (make deps)"

@@ -207,16 +207,17 @@ if "$mfrctl" -j history "${db[@]}" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 assert len(d) == 4 and d[0]["pfn"] == 4096 and d[0]["phys"] == 4096 * 4096, d
-assert d[3]["dimm"] is None and d[0]["first_seen"].endswith("Z"), d
+assert "dimm" not in d[3] and d[0]["first_seen"].endswith("Z"), d
+assert d[0]["times_consumed"] == 1 and "consumed" not in d[0], d[0]
 assert all(k == k.lower() and "-" not in k for r in d for k in r), d[0].keys()'; then
-	ok "mfrctl -j history: snake_case keys, numbers, nulls"
+	ok "mfrctl -j history: snake_case keys as poison list -j (times_consumed), numbers, absent keys left out"
 else
 	fail "mfrctl -j history"
 fi
 if "$mfrctl" -j summary "${db[@]}" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-dimm = {r["dimm"]: r for r in d["by_dimm"]}
+dimm = {r.get("dimm"): r for r in d["by_dimm"]}
 assert dimm["BANK 0/DIMM_A1"]["pages"] == 2 and dimm["BANK 0/DIMM_A1"]["boots"] == 2, d
 assert dimm[None]["pages"] == 1, d
 assert {r["boot"]: r["pages"] for r in d["by_boot"]} == {"boot-1": 2, "boot-2": 2}, d
@@ -227,6 +228,46 @@ else
 fi
 "$mfrctl" summary "${db[@]}" | grep -q '^Poisoned pages by DIMM:' &&
 	ok "mfrctl summary: sections for people" || fail "mfrctl summary text"
+# VMs apart: a copy of the store where the records carry the cgroups of
+# two libvirt guests (one record has none); history's filters.
+python3 - "$tmp/state/mfrd.db" "$tmp/vms.db" <<'EOP'
+import sqlite3, sys
+src = sqlite3.connect(sys.argv[1], timeout=10)
+dst = sqlite3.connect(sys.argv[2])
+src.backup(dst)
+vm = "/machine.slice/machine-qemu\\x2d%d\\x2dvm%d.scope"
+dst.execute("UPDATE poisoned_pages SET cgroup_path = ? WHERE boot_id = 'boot-1'", (vm % (1, 1),))
+dst.execute("UPDATE poisoned_pages SET cgroup_path = ? WHERE boot_id = 'boot-2' AND pfn = 4096", (vm % (2, 2),))
+dst.commit()
+EOP
+vdb=(--db "$tmp/vms.db")
+if "$mfrctl" -j summary "${vdb[@]}" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+c = {r.get("cgroup"): r["pages"] for r in d["by_cgroup"]}
+assert c == {"/machine.slice/machine-qemu\\x2d1\\x2dvm1.scope": 2,
+             "/machine.slice/machine-qemu\\x2d2\\x2dvm2.scope": 1, None: 1}, c'; then
+	ok "mfrctl -j summary: by_cgroup tells the two VMs apart"
+else
+	fail "mfrctl -j summary by_cgroup: $("$mfrctl" -j summary "${vdb[@]}")"
+fi
+count() { "$mfrctl" -j history "${vdb[@]}" "$@" | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))'; }
+[ "$(count --cgroup '/machine.slice/machine-qemu\x2d1\x2dvm1.scope')" = 2 ] &&
+	[ "$(count --cgroup /machine.slice/)" = 3 ] && [ "$(count --cgroup /machine.sl)" = 0 ] &&
+	ok "mfrctl history --cgroup: a VM's records, a slice and below, whole components only" ||
+	fail "history --cgroup: $(count --cgroup /machine.slice) $(count --cgroup /machine.sl)"
+[ "$(count --name 'guest-ram-vm*')" = 3 ] && [ "$(count --boot boot-2)" = 2 ] &&
+	[ "$(count --dimm 'BANK 0/DIMM_A1')" = 3 ] &&
+	[ "$(count --since 2023-11-14T22:13:20Z)" = 4 ] && [ "$(count --since 2023-11-14T22:14)" = 0 ] && [ "$(count --since 2023-11-15)" = 0 ] &&
+	[ "$(count --boot boot-1 --name '*vm1')" = 2 ] &&
+	ok "mfrctl history --name, --boot, --dimm, --since, combined" ||
+	fail "history filters: $(count --name 'guest-ram-vm*') $(count --boot boot-2) $(count --since 2023-11-14T22:13:20Z)"
+[ "$("$mfrctl" -j summary "${vdb[@]}" --boot boot-2 | python3 -c 'import json, sys; print(sum(r["pages"] for r in json.load(sys.stdin)["by_boot"]))')" = 2 ] &&
+	ok "mfrctl summary --boot: the filters apply to summary too" || fail "summary --boot"
+rc=0
+"$mfrctl" history "${vdb[@]}" --since yesterday 2>"$tmp/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "invalid date 'yesterday'" "$tmp/err" &&
+	ok "mfrctl history --since with a bad date: usage error" || fail "history --since yesterday: exit $rc"
 rc=0
 "$mfrctl" forget "${db[@]}" 2>"$tmp/err" || rc=$?
 [ "$rc" = 2 ] && grep -q 'give one of PFN' "$tmp/err" && ok "mfrctl forget without what: usage error" ||
@@ -250,6 +291,26 @@ rc=0
 	ok "one record left (pfn 0x9000)" || fail "records left after forget"
 sleep 2; kill -0 "$pid" && grep -q "^mfrd_store_errors_total $errors_before$" "$tmp/mfr.prom" &&
 	ok "mfrd still running, no store error through forget" || { fail "mfrd after forget"; grep store "$tmp/mfr.prom"; tail -5 "$tmp/log"; }
+# A store of an older schema (mfrd migrates it at its start) is mfrd's:
+# said so, not "not an mfrd store".
+python3 - "$tmp/schema1.db" <<'EOP'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("CREATE TABLE poisoned_pages (boot_id TEXT, pfn INTEGER, state TEXT,"
+          " times_consumed INTEGER, first_seen_usec INTEGER, last_update_usec INTEGER)")
+c.execute("PRAGMA user_version = 1")
+c.commit()
+EOP
+rc=0
+"$mfrctl" history --db "$tmp/schema1.db" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'the store has schema 1, older than this mfrctl.s [0-9]*: mfrd migrates it when it starts' "$tmp/err" &&
+	ok "history of an unmigrated store: exit 1, says it is older, not that it is not mfrd's" ||
+	fail "history of a schema-1 store: exit $rc $(cat "$tmp/err")"
+python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("create table t (x)"); c.commit()' "$tmp/other.db"
+rc=0
+"$mfrctl" summary --db "$tmp/other.db" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'not an mfrd store (no poisoned_pages table)' "$tmp/err" &&
+	ok "summary of another database: not an mfrd store" || fail "summary of another database: exit $rc $(cat "$tmp/err")"
 rc=0
 "$mfrctl" history --db "$tmp/none.db" 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'No such file' "$tmp/err" && ok "history of a missing store: exit 1, says so" ||
@@ -438,6 +499,45 @@ else
 	fail "read-only directory: unshare -m is not available (needs root)"
 fi
 
+# mfrctl forget while mfrd runs: mfrd notices the store changed behind
+# it and counts the earlier boots' pfns again (the metric is not stale);
+# this boot's records stay, since mfr.ko still reports them and mfrd
+# would record them again from its next dump and alert as if new.
+store_case forget
+boot_id=$(cat /proc/sys/kernel/random/boot_id)
+python3 - "$tmp/forget/mfrd.db" "$boot_id" <<'EOP'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], timeout=10)
+c.execute("INSERT INTO poisoned_pages (boot_id, pfn, state, times_consumed,"
+          " first_seen_usec, last_update_usec) VALUES (?, ?, 'kept', 0, 1, 1)",
+          (sys.argv[2], 0x7000))
+c.commit()
+EOP
+"$mfrd" --config "$tmp/forget.conf" --rules-dir "$tmp/rules" >"$tmp/forget.log" 2>&1 &
+pid=$!
+wait_for 30 grep -qsx 'mfr_poisoned_pfns_earlier_boots 1' "$tmp/forget.prom" &&
+	ok "forget: before, mfr_poisoned_pfns_earlier_boots 1 (pfn 0x9000)" ||
+	fail "forget: $(grep earlier "$tmp/forget.prom" 2>&1)"
+fdb=(--db "$tmp/forget/mfrd.db")
+[ "$("$mfrctl" forget 0x9000 --yes "${fdb[@]}")" = "forgot 1 record" ] &&
+	ok "forget: mfrctl forget 0x9000 while mfrd runs" || fail "forget: mfrctl forget 0x9000"
+wait_for 10 grep -qx 'mfr_poisoned_pfns_earlier_boots 0' "$tmp/forget.prom" &&
+	ok "forget: then mfr_poisoned_pfns_earlier_boots 0, not stale" ||
+	fail "forget: metric stale after forget: $(grep earlier "$tmp/forget.prom")"
+grep -q 'changed by another program (mfrctl forget): 0 pfns of earlier boots recorded, 1 before' "$tmp/forget.log" &&
+	ok "forget: mfrd logs the store change" || fail "forget: no log line about the store change"
+rc=0
+"$mfrctl" forget 0x7000 --yes "${fdb[@]}" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'of pfn 0x7000 from the running boot kept: mfr.ko still reports it' "$tmp/err" &&
+	ok "forget: a pfn of the running boot is refused, with why" || fail "forget of this boot's pfn: exit $rc $(cat "$tmp/err")"
+rc=0
+"$mfrctl" forget --boot "${boot_id//-/}" --yes "${fdb[@]}" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'from the running boot kept' "$tmp/err" &&
+	ok "forget: --boot of the running boot is refused" || fail "forget --boot of this boot: exit $rc $(cat "$tmp/err")"
+[ "$(db_query "$tmp/forget/mfrd.db" "select count(*) from poisoned_pages where pfn = 0x7000")" = 1 ] &&
+	ok "forget: the running boot's record is still there" || fail "forget: the running boot's record was deleted"
+stop_mfrd "forget" "$tmp/forget.log"
+
 # Boot offlining after a DIMM change (a swap, or a BIOS update that
 # reformatted the strings): a record made on DIMM_OLD, whose address the
 # SMBIOS table now maps to DIMM_NEW, is offlined all the same and
@@ -489,7 +589,70 @@ grep -q '^mfr_offline_failed 2$' "$tmp/mfr.prom" &&
 [ ! -e "$tmp/state/recorded-pfns-offlined" ] &&
 	ok "a pass with failures is not marked done: the next start retries it" ||
 	fail "boot offlining with failures marked done"
+# The operator forgets the record on the changed DIMM: the alerts'
+# metrics follow the store, not the pass's counts of the start.
+"$mfrctl" forget "$(printf '0x%x' $((1 << 40)))" --yes --db "$tmp/state/mfrd.db" >/dev/null &&
+	wait_for 10 grep -q '^mfr_offline_dimm_changed 0$' "$tmp/mfr.prom" &&
+	grep -q '^mfr_offline_failed 1$' "$tmp/mfr.prom" &&
+	ok "after forget: mfr_offline_dimm_changed 0, mfr_offline_failed 1 (the forgotten pfn left both)" ||
+	fail "after forget: $(grep -E '^mfr_offline' "$tmp/mfr.prom")"
 kill "$pid"; wait "$pid" || true; pid=
+
+# Boot offlining soft-offlines first (the kernel migrates the content:
+# nobody loses data), and hard-offlines only a page no process maps: a
+# page some process maps and that could not be migrated stays in service
+# rather than that unrelated process get SIGBUS.  Stand-ins for the two
+# sysfs files and /proc/kpageflags; the pfns are past any real memory, so
+# even a daemon that ignored them would have the kernel refuse them.
+store_case offline
+base=$((1 << 36))
+python3 - "$tmp/offline/mfrd.db" "$base" <<'EOP'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("DELETE FROM poisoned_pages")
+base = int(sys.argv[2])
+for pfn in (base, base + 1):
+    c.execute("INSERT INTO poisoned_pages (boot_id, pfn, state, first_seen_usec, last_update_usec)"
+              " VALUES ('boot-1', ?, 'offlined', 1, 1)", (pfn,))
+c.commit()
+EOP
+python3 - "$tmp/kpageflags" "$base" <<'EOP'
+import struct, sys
+base = int(sys.argv[2])
+with open(sys.argv[1], "wb") as f:      # sparse: only the two entries
+    f.seek(base * 8)
+    f.write(struct.pack("<QQ", (1 << 11) | (1 << 12) | (1 << 5), 1 << 10))  # mmap anon lru; buddy
+EOP
+mkdir -p "$tmp/sysmem/soft_offline_page"	# a directory: soft-offlining fails
+: >"$tmp/sysmem/hard_offline_page"
+MFRD_SYSFS_MEMORY=$tmp/sysmem MFRD_KPAGEFLAGS=$tmp/kpageflags \
+	"$mfrd" --config "$tmp/offline.conf" --rules-dir "$tmp/rules" >"$tmp/offline.log" 2>&1 &
+pid=$!
+if wait_for 30 grep -qs '^mfr_offline_failed 1$' "$tmp/offline.prom"; then
+	ok "offline: soft-offlining failed for both; the mapped page is left, mfr_offline_failed 1"
+else
+	fail "offline: $(grep offline "$tmp/offline.prom" 2>&1)"; cat "$tmp/offline.log"
+fi
+[ "$(cat "$tmp/sysmem/hard_offline_page")" = "$(printf '0x%x' $(((base + 1) << 12)))" ] &&
+	ok "offline: only the page no process maps was hard-offlined" ||
+	fail "offline: hard_offline_page got '$(cat "$tmp/sysmem/hard_offline_page")'"
+grep -q 'MFR_HARD_OFFLINED=1 MFR_IN_USE=1\]' "$tmp/offline.log" &&
+	grep -q '1 of them mapped by a process and not migratable: left in service' "$tmp/offline.log" &&
+	ok "offline: the journal says which was left in service and why" ||
+	fail "offline: $(grep -i earlier "$tmp/offline.log")"
+stop_mfrd "offline" "$tmp/offline.log"
+# Soft-offlining works: nothing is hard-offlined, nothing fails.
+rmdir "$tmp/sysmem/soft_offline_page"
+: >"$tmp/sysmem/soft_offline_page"
+: >"$tmp/sysmem/hard_offline_page"
+MFRD_SYSFS_MEMORY=$tmp/sysmem MFRD_KPAGEFLAGS=$tmp/kpageflags \
+	"$mfrd" --config "$tmp/offline.conf" --rules-dir "$tmp/rules" >"$tmp/offline2.log" 2>&1 &
+pid=$!
+wait_for 30 grep -qs 'MFR_OFFLINED=2 MFR_ALREADY=0 MFR_FAILED=0 MFR_HARD_OFFLINED=0 ' "$tmp/offline2.log" &&
+	[ ! -s "$tmp/sysmem/hard_offline_page" ] && [ -s "$tmp/sysmem/soft_offline_page" ] &&
+	ok "offline: both soft-offlined, none hard-offlined" ||
+	fail "offline: $(grep -i earlier "$tmp/offline2.log")"
+stop_mfrd "offline again" "$tmp/offline2.log"
 
 # Long work never starves the watchdog (WatchdogSec=30 semantics): a
 # restart finds 20 000 pages of this boot without their memory identity

@@ -13,7 +13,7 @@ export ASAN_OPTIONS=detect_leaks=1:exitcode=99
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 failed=0
-for t in config store store-recover metrics log dimm cgroups; do
+for t in config store store-recover metrics log dimm cgroups generations rule-ids atomic-file; do
 	echo "# test-$t"
 	if ! "$root/build/daemon/asan/test-$t"; then
 		echo "FAIL: test-$t"
@@ -58,6 +58,23 @@ if grep -q '^cp /usr/share/doc/mfr/examples/10-vms.conf /etc/mfrd/rules.d/' "$ro
 	echo "ok - the README installs examples/10-vms.conf"
 else
 	echo "FAIL: the README's install steps no longer copy examples/10-vms.conf"; failed=$((failed + 1))
+fi
+# ... after a reboot into the kernel with the hooks (the module exists only
+# there), and with libvirt ordered after mfrd, so that guests start with
+# the rules in the module.
+readme_install=$(sed -n '/^## Install on a fleet host/,/^## /p' "$root/README.md")
+if grep -q '^sudo reboot ' <<<"$readme_install" &&
+	[ "$(grep -n -m1 '^sudo reboot ' <<<"$readme_install" | cut -d: -f1)" -lt \
+	  "$(grep -n -m1 'modprobe mfr' <<<"$readme_install" | cut -d: -f1)" ]; then
+	echo "ok - the README's install steps reboot into the hooks kernel before modprobe mfr"
+else
+	echo "FAIL: the README's install steps do not reboot into the kernel with the hooks"; failed=$((failed + 1))
+fi
+if grep -q 'libvirtd.service.d/mfrd.conf' <<<"$readme_install" &&
+	grep -q 'After=mfrd.service' <<<"$readme_install"; then
+	echo "ok - the README's install steps order libvirtd after mfrd"
+else
+	echo "FAIL: the README's install steps leave libvirt unordered"; failed=$((failed + 1))
 fi
 expect "mfrd --check: the shipped examples pass on a fresh host" 0 \
 	"$mfrd" --config "$root/daemon/examples/mfrd.conf" --rules-dir "$tmp/rules" --check

@@ -13,8 +13,8 @@
 #include "unit.h"
 
 #define DAEMON_TEXT(version, protected, waiting, unprotected, pushed, reload_ok, \
-		    reloads_failed, events, store_errors, recovered, in_memory, \
-		    written)							\
+		    reloads_failed, outside, events, store_errors, recovered, \
+		    in_memory, written)						\
 	"# HELP mfrd_build_info Version of mfrd, as a label.\n"		\
 	"# TYPE mfrd_build_info gauge\n"					\
 	"mfrd_build_info{version=\"" version "\"} 1\n"			\
@@ -36,6 +36,9 @@
 	"# HELP mfrd_reloads_failed_total Reloads refused since mfrd started (configuration errors or rules refused by the module).\n" \
 	"# TYPE mfrd_reloads_failed_total counter\n"			\
 	"mfrd_reloads_failed_total " reloads_failed "\n"			\
+	"# HELP mfrd_rules_changed_outside Rules added to or removed from the module behind mfrd's back (mfrctl rules add/del): its next reload or restart undoes them.\n" \
+	"# TYPE mfrd_rules_changed_outside gauge\n"			\
+	"mfrd_rules_changed_outside " outside "\n"			\
 	events								\
 	"# HELP mfrd_store_errors_total Failed reads and writes of mfrd's store since mfrd started.\n" \
 	"# TYPE mfrd_store_errors_total counter\n"				\
@@ -130,7 +133,7 @@ static const char loaded_text[] =
 	"mfr_offline_dimm_changed 2\n"
 	RECORDED_TEXT("3", "9")
 	DAEMON_TEXT("0.1.0", "1", "0", "0", "1700000000.500", "1700000001.250",
-		    "2", EVENTS_TEXT("4", "5", "6", "7") ROWS_TEXT("8"),
+		    "2", "2", EVENTS_TEXT("4", "5", "6", "7") ROWS_TEXT("8"),
 		    "3", "1", "0", "1700000002.125");
 
 /*
@@ -142,7 +145,7 @@ static const char unloaded_text[] =
 	"# TYPE mfr_module_loaded gauge\n"
 	"mfr_module_loaded 0\n"
 	RECORDED_TEXT("0", "0")
-	DAEMON_TEXT("", "0", "0", "1", "0.000", "0.000", "0",
+	DAEMON_TEXT("", "0", "0", "1", "0.000", "0.000", "0", "0",
 		    EVENTS_TEXT("0", "0", "0", "0"), "0", "0", "0", "0.000");
 
 static ino_t inode_of(const char *path)
@@ -181,6 +184,7 @@ int main(void)
 	m.rules_pushed_time = 1700000000.5;
 	m.reload_ok_time = 1700000001.25;
 	m.reloads_failed = 2;
+	m.rules_outside = 2;
 	m.events_lost = 4;
 	m.redumps = 5;
 	m.journal_suppressed = 6;
