@@ -50,9 +50,12 @@ daemon: deps-daemon
 deps-daemon:
 	scripts/install-deps.sh --daemon
 
+# Libraries beyond libpthread, per helper.
+LIBS_pin_mce := -luring
+
 build/helpers/%: tests/helpers/%.c $(wildcard tests/helpers/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_HELPERS) -o $@ $< -lpthread
+	$(CC) $(CFLAGS_HELPERS) -o $@ $< -lpthread $(LIBS_$*)
 
 vm-run: module helpers test-kmods
 	@test -n "$(CMD)" || { echo "usage: make vm-run CMD='command'" >&2; exit 2; }

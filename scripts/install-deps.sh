@@ -30,6 +30,8 @@ packages=(
 	udev
 	# kernel selftests for make test-peer
 	libnuma-dev libcap-dev
+	# the test helpers' io_uring submissions (tests/helpers/pin_mce.c)
+	liburing-dev
 	# YNL code generator and CLI
 	python3-yaml python3-jsonschema
 	# checkpatch.pl SPDX checks

@@ -35,6 +35,13 @@ MFRCTL=$MFR_ROOT/build/daemon/mfrctl
 status_attr() {
 	"$MFRCTL" stats 2>/dev/null | stats_value "$1"
 }
+# del_all_rules: the module's rule table emptied, whoever filled it.
+del_all_rules() {
+	local id
+	for id in $("$MFRCTL" -j rules list | "$PYTHON" -c 'import json, sys; print(*[r["id"] for r in json.load(sys.stdin)])'); do
+		"$MFRCTL" rules del "$id"
+	done
+}
 # stats_value KEY: its value in mfrctl stats output on stdin.
 stats_value() { awk -v k="$1" '$1 == k { print $2 }'; }
 

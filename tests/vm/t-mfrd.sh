@@ -53,12 +53,6 @@ export RUNTIME_DIRECTORY=$T/run
 mfrd_pid=
 
 # Whatever happens, no daemon or rule of ours outlives the test.
-del_all_rules() {
-	local id
-	for id in $("$ctl" -j rules list | "$PYTHON" -c 'import json, sys; print(*[r["id"] for r in json.load(sys.stdin)])'); do
-		"$ctl" rules del "$id"
-	done
-}
 cleanup() {
 	[ -n "$mfrd_pid" ] && kill -9 "$mfrd_pid" 2>/dev/null
 	kill "$listener" 2>/dev/null

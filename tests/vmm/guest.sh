@@ -122,12 +122,6 @@ start_mfrd() {
 	mfrd_pid=$!
 	wait_until 60 bash -c "'$ctl' -j rules list | grep -q memory-backend-memfd"
 }
-del_all_rules() {
-	local id
-	for id in $("$ctl" -j rules list | "$PYTHON" -c 'import json, sys; print(*[r["id"] for r in json.load(sys.stdin)])'); do
-		"$ctl" rules del "$id"
-	done
-}
 cleanup() {
 	[ -n "$mfrd_pid" ] && kill "$mfrd_pid" 2>/dev/null
 	[ -n "${qemu_pid:-}" ] && kill -9 "$qemu_pid" 2>/dev/null
