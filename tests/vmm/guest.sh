@@ -14,8 +14,6 @@ set -u
 . "$MFR_ROOT/tests/vm/lib.sh"
 : "${VMM_DIR:?}"
 
-# The rules mfrd pushes: the packaged example once it names QEMU's memfd.
-RULES_DIR=$MFR_ROOT/tests/vmm/rules
 image=$MFR_ROOT/build/vmm/image
 ctl=$MFR_ROOT/build/daemon/mfrctl
 mfrd=$MFR_ROOT/build/daemon/mfrd
@@ -111,7 +109,12 @@ check "Debian's qemu-system-x86_64, unmodified ($(dpkg-query -W -f '${Version}' 
 
 mfrd_pid=
 T=$VMM_DIR/mfrd
-rm -rf "$T" && mkdir -p "$T/metrics"
+rm -rf "$T" && mkdir -p "$T/metrics" "$T/rules.d"
+# The rules mfrd pushes: the packaged example rule file, as shipped
+# (installed as share/doc/mfr/examples/10-vms.conf), which must opt an
+# unmodified QEMU in.
+cp "$MFR_ROOT/daemon/examples/10-vms.conf" "$T/rules.d/"
+RULES_DIR=$T/rules.d
 cat >"$T/mfrd.conf" <<EOF
 state_dir = $T/state
 metrics_file = $T/metrics/mfr.prom
