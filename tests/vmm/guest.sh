@@ -131,10 +131,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# scenario NAME OPTIN(keep|stock) SIZE(2M|1G) MEM [pv]: pv, the guest's
-# steal-time and kvmclock areas in the page that gets the error.
+# scenario NAME OPTIN(keep|stock) SIZE(2M|1G) MEM [pv|reset]: pv, the
+# guest's steal-time and kvmclock areas in the page that gets the error;
+# reset, a system_reset from QEMU's monitor after the error, and the guest
+# booted again.
 scenario() {
-	local name=$1 optin=$2 size=$3 mem=$4 pv=${5:-} d=$VMM_DIR/$1 hp_kb npages free0 free1
+	local name=$1 optin=$2 size=$3 mem=$4 extra=${5:-} d=$VMM_DIR/$1 hp_kb npages free0 free1
+	local pv= reset=no
+	[ "$extra" != pv ] || pv=1
 	local target pfn hc0 hc1 flags survived finished wrong lost mces addrs exact
 	local memfd_line sock total0 total1 lost_kb storm k
 	# Sockets cannot live on the 9p-shared checkout.
@@ -195,6 +199,10 @@ scenario() {
 	"$ctl" memfd list >"$d/mfrctl-memfd" 2>&1
 	"$ctl" poison list >"$d/mfrctl-poison" 2>&1
 	kill -0 "$qemu_pid" 2>/dev/null && "$PYTHON" "$hmp" "$sock" "info status" >"$d/status" 2>&1
+	if [ "$extra" = reset ]; then
+		reset_guest "$d" "$sock"
+		reset=$(cat "$d/reset")
+	fi
 	survived=no
 	grep -q 'running' "$d/status" 2>/dev/null && survived=yes
 	grep -aq 'Kernel panic' "$d/serial" && survived=panic
@@ -241,6 +249,7 @@ scenario() {
 			sed 's/.*RIP[^0-9]*\([0-9a-f]*\):.*/\1/; s/^33$/user/; s/^10$/kernel/')"
 		printf ' qemu_ao=%s qemu_ar=%s' "$(grep -c 'BUS_MCEERR_AO injected' "$d/qemu.out")" \
 			"$(grep -c 'BUS_MCEERR_AR injected' "$d/qemu.out")"
+		printf ' reset=%s' "$reset"
 		printf ' qemu=%s\n' "$(grep -m1 -o 'Guest MCE.*' "$d/qemu.out" | tr ' ' '_')"
 	} | tee -a "$results"
 	if [ "$optin" = keep ]; then
@@ -260,6 +269,7 @@ scenario() {
 		check "$name: the host lost 4 KiB after QEMU exited ($lost_kb KiB)" test "$lost_kb" = 4
 		check "$name: pfn $pfn HWPoison and not buddy" test "$((flags >> 19 & 1))$((flags >> 10 & 1))" = 10
 	fi
+	[ "$extra" != reset ] || echo "# $name: after system_reset: $reset"
 	# An opted-in guest's kernel must take the error without a report.
 	# (but for the panic a machine check causes without MCG_SER_P).
 	grep -av 'Kernel panic - not syncing: Fatal machine check' "$d/serial" >"$d/serial.reports"
@@ -270,6 +280,29 @@ scenario() {
 	echo "# $name: QEMU said:"; cat "$d/qemu.out"
 	echo "# $name: mfrctl memfd list / poison list while QEMU ran:"
 	cat "$d/mfrctl-memfd" "$d/mfrctl-poison"
+}
+
+# reset_guest DIR SOCK: system_reset from QEMU's monitor; DIR/reset says
+# what came of it: "rebooted" (the checker filled its memory again),
+# "qemu-exited" (QEMU's own words in qemu.out) or "no-reboot".
+reset_guest() {
+	local d=$1 sock=$2 ready0
+	ready0=$(grep -c '^MEMCHECK ready' "$d/serial")
+	if ! kill -0 "$qemu_pid" 2>/dev/null; then
+		echo qemu-exited >"$d/reset"
+		return
+	fi
+	echo "# system_reset (t=${SECONDS}s)"
+	"$PYTHON" "$hmp" "$sock" system_reset >/dev/null 2>&1
+	wait_until "${VMM_BOOT_TIMEOUT:-900}" bash -c "[ \$(grep -c '^MEMCHECK ready' '$d/serial') -gt $ready0 ] ||
+		! kill -0 $qemu_pid 2>/dev/null"
+	if [ "$(grep -c '^MEMCHECK ready' "$d/serial")" -gt "$ready0" ]; then
+		echo rebooted >"$d/reset"
+	elif ! kill -0 "$qemu_pid" 2>/dev/null; then
+		echo qemu-exited >"$d/reset"
+	else
+		echo no-reboot >"$d/reset"
+	fi
 }
 
 # probe_cpu CPU: what the guest kernel sees of machine-check recovery with
@@ -306,10 +339,10 @@ for s in ${VMM_SCENARIOS:-stock-2m keep-2m}; do
 		del_all_rules ;;
 	keep-*) [ -n "$mfrd_pid" ] || check "mfrd pushed the rule for QEMU's memfd" start_mfrd ;;
 	esac
-	# NAME is OPTIN-SIZE[-pv]: stock-2m, keep-1g, keep-2m-pv, ...
-	IFS=- read -r optin size pv <<<"$s"
+	# NAME is OPTIN-SIZE[-pv|-reset]: stock-2m, keep-1g, keep-2m-pv, ...
+	IFS=- read -r optin size extra <<<"$s"
 	size=${size^^}
-	scenario "$s" "$optin" "$size" "$([ "$size" = 1G ] && echo 1G || echo "${VMM_MEM:-512M}")" "$pv"
+	scenario "$s" "$optin" "$size" "$([ "$size" = 1G ] && echo 1G || echo "${VMM_MEM:-512M}")" "$extra"
 done
 if [ -n "$mfrd_pid" ]; then
 	echo "# mfrd's log (the journal of a systemd host):"

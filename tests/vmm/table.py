@@ -10,7 +10,7 @@ import sys
 HEADING = "## P6: guest-visible cost of one error"
 
 INTRO = """\
-`make test-vmm` (tests/vmm/): Debian's own `qemu-system-x86_64 -accel kvm`, unmodified, in the patched kernel booted under TCG with `-cpu max` (nested SVM with nested paging); guest RAM a `memory-backend-memfd` with `hugetlb=on`; the guest Debian's `linux-image-amd64` running a memory checker (tests/vmm/memcheck.c) over most of its RAM.  One host pfn backing a checker page, 0x5000 into a 2 MiB frame of guest physical memory, gets hwpoison-inject's `corrupt-pfn` (action optional).  *Stock*: no rule matches QEMU's memfd (the patched kernel behaves as without the series); *opted in*: mfrd's rule `name-glob = memory-backend-memfd`, `action = keep`.  *Address exact*: the guest was told the poisoned 4 KiB page (exact) or the start of its 2 MiB page.  *Checker pages lost*: pages of the checker's buffer a SIGBUS took away; *guest HardwareCorrupted*: what the guest kernel offlined.  *Host lost after exit*: 4 KiB pages of the poisoned hugepage still HWPoison or huge in `/proc/kpageflags` after QEMU exited (neither in the page allocator nor usable in the pool); *host HardwareCorrupted*: its growth over the run.  *Survived*: the guest still running, its kernel without a panic, after the checker ended.  Scenarios ending in `-pv` have the guest's steal-time and kvmclock areas (`MSR_KVM_STEAL_TIME`, `MSR_KVM_SYSTEM_TIME_NEW`) in the page that gets the error.
+`make test-vmm` (tests/vmm/): Debian's own `qemu-system-x86_64 -accel kvm`, unmodified, in the patched kernel booted under TCG with `-cpu max` (nested SVM with nested paging); guest RAM a `memory-backend-memfd` with `hugetlb=on`; the guest Debian's `linux-image-amd64` running a memory checker (tests/vmm/memcheck.c) over most of its RAM.  One host pfn backing a checker page, 0x5000 into a 2 MiB frame of guest physical memory, gets hwpoison-inject's `corrupt-pfn` (action optional).  *Stock*: no rule matches QEMU's memfd (the patched kernel behaves as without the series); *opted in*: mfrd's rule `name-glob = memory-backend-memfd`, `action = keep`.  *Address exact*: the guest was told the poisoned 4 KiB page (exact) or the start of its 2 MiB page.  *Checker pages lost*: pages of the checker's buffer a SIGBUS took away; *guest HardwareCorrupted*: what the guest kernel offlined.  *Host lost after exit*: 4 KiB pages of the poisoned hugepage still HWPoison or huge in `/proc/kpageflags` after QEMU exited (neither in the page allocator nor usable in the pool); *host HardwareCorrupted*: its growth over the run.  *Survived*: the guest still running, its kernel without a panic, after the checker ended.  Scenarios ending in `-pv` have the guest's steal-time and kvmclock areas (`MSR_KVM_STEAL_TIME`, `MSR_KVM_SYSTEM_TIME_NEW`) in the page that gets the error; those ending in `-reset` get a `system_reset` from QEMU's monitor after the error (*after system_reset*: what came of it).
 
 The guest's vCPU offers no `MCG_SER_P` under this emulation (README, "A KVM guest through one error"), so its kernel grades every machine check "Uncorrected": taken in kernel mode it panics, in user mode the guest goes on without offlining the page.  Whether the guest lives is chance (where the vCPU was when QEMU injected); the comparison is in what the host gives it: how many machine checks, at which address, and what it loses."""
 
@@ -39,6 +39,10 @@ COLUMNS = [
      if r["survived"] == "storm" or (r["survived"] == "yes" and r["finished"] == "no"
                                       and int(r["guest_mces"]) >= 20)
      else "no: panic" if r["survived"] == "panic" else r["survived"]),
+    ("after system_reset", lambda r: {"no": "-", "rebooted": "the guest booted again",
+                                      "qemu-exited": "QEMU exited",
+                                      "no-reboot": "no reboot"}.get(r.get("reset", "no"),
+                                                                    r.get("reset"))),
     ("host lost after exit", lambda r: f"{r['host_lost_kb']} KiB"),
     ("host HardwareCorrupted", lambda r: f"{r.get('hardware_corrupted_kb', '?')} KiB"),
     ("hugepages left the pool", lambda r: str(-int(r.get("pool_pages", "0")))),
@@ -61,8 +65,9 @@ def parse(path):
 
 
 def order(row):
-    """2 MiB before 1 GiB, plain before -pv, stock before opted in."""
-    return (row["size"] != "2M", row["name"].endswith("-pv"), row["optin"] == "keep")
+    """2 MiB before 1 GiB, plain before -pv and -reset, stock before opted in."""
+    return (row["size"] != "2M", row["name"].endswith("-pv"), row["name"].endswith("-reset"),
+            row["optin"] == "keep")
 
 
 def render(rows):
