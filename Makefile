@@ -37,6 +37,8 @@ module: kernel
 	$(MAKE) -C module KDIR=$(KDIR)
 
 helpers: $(HELPERS)
+# Some link against Debian packages (liburing) that "deps" installs.
+$(HELPERS): | deps
 
 # Test modules the VM suite loads (tests/kmod), against the same kernel.
 test-kmods: kernel
