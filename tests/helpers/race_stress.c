@@ -606,9 +606,12 @@ static int nr_still_huge(void)
 	return n;
 }
 
+/* Injected pfns left in a free hugepage by stock code (final_checks()). */
+static int stock_stuck;
+
 static void final_checks(void)
 {
-	int i, waited, bad = 0;
+	int i, waited, bad = 0, stuck;
 	long total, nfree;
 
 	/* Pins go from io_uring's workers: poll for the end of it all. */
@@ -619,8 +622,23 @@ static void final_checks(void)
 			break;
 		usleep(100000);
 	}
-	CHECK(!nr_still_huge(), "every injected pfn left its hugepage (%d of %d still huge, %d.%d s)",
-	      nr_still_huge(), nr_inj, waited / 10, waited % 10);
+	/*
+	 * One known exception, stock behaviour: with HugePages_Rsvd
+	 * underflowed (see below), available_huge_pages() is 0 and
+	 * dissolve_free_hugetlb_folio() refuses a poisoned hugepage that was
+	 * free when the error came: it stays in the pool, skipped by the
+	 * dequeue, and mfr never saw it.  Only with every hugepage free
+	 * afterwards, and said loudly; the script's counts allow for it.
+	 */
+	stuck = nr_still_huge();
+	if (stuck && meminfo("HugePages_Rsvd") > meminfo("HugePages_Total") &&
+	    meminfo("HugePages_Free") == meminfo("HugePages_Total")) {
+		printf("# STOCK: HugePages_Rsvd underflowed (%ld): %d poisoned free hugepage(s) left in the pool by dissolve_free_hugetlb_folio()\n",
+		       meminfo("HugePages_Rsvd"), stuck);
+		stock_stuck = stuck;
+	}
+	CHECK(stuck == stock_stuck, "every injected pfn left its hugepage (%d of %d still huge, %d.%d s)",
+	      stuck, nr_inj, waited / 10, waited % 10);
 	for (i = 0; i < nr_inj; i++) {
 		uint64_t f = kpageflags(inj_pfn[i]);
 
@@ -757,6 +775,7 @@ int main(int argc, char **argv)
 	final_checks();
 
 	printf("injected %d\n", nr_inj);
+	printf("stock-stuck %d\n", stock_stuck);
 	for (i = 0; i < nr_inj; i++)
 		printf("pfn %#llx\n", (unsigned long long)inj_pfn[i]);
 	return check_exit_status();
