@@ -549,17 +549,23 @@ int64_t mfrd_store_prune_events(struct mfrd_store *s, int64_t before_usec,
 	return n;
 }
 
-int64_t mfrd_store_data_version(struct mfrd_store *s)
+/* The one integer statement @i answers, or -1 (said through fail()). */
+static int64_t scalar(struct mfrd_store *s, enum stmt i, const char *what)
 {
-	sqlite3_stmt *st = s->st[ST_DATA_VERSION];
+	sqlite3_stmt *st = s->st[i];
 	int64_t v = -1;
 
 	if (sqlite3_step(st) == SQLITE_ROW)
 		v = sqlite3_column_int64(st, 0);
 	else
-		fail(s, "read the data version");
+		fail(s, what);
 	sqlite3_reset(st);
 	return v;
+}
+
+int64_t mfrd_store_data_version(struct mfrd_store *s)
+{
+	return scalar(s, ST_DATA_VERSION, "read the data version");
 }
 
 int64_t mfrd_store_count_events(struct mfrd_store *s)
@@ -858,13 +864,5 @@ int mfrd_store_add_incident(struct mfrd_store *s, int64_t time_usec,
 
 int64_t mfrd_store_unacked_incidents(struct mfrd_store *s)
 {
-	sqlite3_stmt *st = s->st[ST_UNACKED];
-	int64_t n = -1;
-
-	if (sqlite3_step(st) == SQLITE_ROW)
-		n = sqlite3_column_int64(st, 0);
-	else
-		fail(s, "store incidents");
-	sqlite3_reset(st);
-	return n;
+	return scalar(s, ST_UNACKED, "store incidents");
 }
