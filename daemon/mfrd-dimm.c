@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "mfrd-dimm.h"
+#include "mfrd-grow.h"
 
 #define TYPE_MEMORY_DEVICE	17
 #define TYPE_DEVICE_MAPPED	20
@@ -31,9 +32,9 @@ struct range {
 
 struct mfrd_dimms {
 	struct device *dev;
-	size_t ndev;
+	size_t ndev, dev_cap;
 	struct range *rng;
-	size_t nrng;
+	size_t nrng, rng_cap;
 };
 
 static uint16_t get16(const uint8_t *p)
@@ -81,7 +82,7 @@ static bool add_device(struct mfrd_dimms *m, const uint8_t *p, uint8_t len,
 
 	if (len < 0x1b)
 		return true;	/* too old to name a DIMM */
-	v = realloc(m->dev, (m->ndev + 1) * sizeof(*v));
+	v = mfrd_grow(m->dev, &m->dev_cap, m->ndev, sizeof(*v));
 	if (!v)
 		return false;
 	m->dev = v;
@@ -104,7 +105,7 @@ static bool add_range(struct mfrd_dimms *m, const uint8_t *p, uint8_t len)
 
 	if (len < 0x13)
 		return true;
-	r = realloc(m->rng, (m->nrng + 1) * sizeof(*r));
+	r = mfrd_grow(m->rng, &m->rng_cap, m->nrng, sizeof(*r));
 	if (!r)
 		return false;
 	m->rng = r;

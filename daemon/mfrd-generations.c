@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "mfrd-generations.h"
+#include "mfrd-grow.h"
 
 void mfrd_gens_reset(struct mfrd_gens *g)
 {
@@ -17,7 +18,7 @@ static void add_hole(struct mfrd_gens *g, uint64_t from, uint64_t to)
 {
 	struct mfrd_gen_hole *v;
 
-	v = realloc(g->holes, (g->nholes + 1) * sizeof(*v));
+	v = mfrd_grow(g->holes, &g->holes_cap, g->nholes, sizeof(*v));
 	if (!v)
 		abort();
 	g->holes = v;
@@ -108,6 +109,6 @@ void mfrd_gens_free(struct mfrd_gens *g)
 {
 	free(g->holes);
 	g->holes = NULL;
-	g->nholes = 0;
+	g->nholes = g->holes_cap = 0;
 	g->late = false;
 }

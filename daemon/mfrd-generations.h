@@ -33,7 +33,7 @@ struct mfrd_gens {
 
 	/* The batch being read. */
 	struct mfrd_gen_hole *holes;
-	size_t nholes;
+	size_t nholes, holes_cap;
 	bool late;		/* an event came after a later one */
 	uint64_t late_gen, late_after;	/* the first such, and the later */
 };

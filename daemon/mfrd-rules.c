@@ -16,6 +16,7 @@
 #include "mfrd-cgroups.h"
 #include "mfrd-log.h"
 #include "mfrd-rule-ids.h"
+#include "mfrd-grow.h"
 
 /* Room for one rule in the request: its nest and attributes. */
 static size_t rule_size(const struct mfrd_rule *r)
@@ -107,7 +108,7 @@ static void log_refusal(struct mfrd *d, const struct mfrd_rules *rules,
 
 struct id_list {
 	uint32_t *v;
-	size_t n;
+	size_t n, cap;
 };
 
 static int id_cb(uint8_t cmd, const struct mfr_attr_set *set,
@@ -120,9 +121,9 @@ static int id_cb(uint8_t cmd, const struct mfr_attr_set *set,
 	(void)set;
 	if (!tb[MFR_A_RULE_ID])
 		return 0;
-	v = realloc(ids->v, (ids->n + 1) * sizeof(*v));
+	v = mfrd_grow(ids->v, &ids->cap, ids->n, sizeof(*v));
 	if (!v)
-		abort();
+		return -ENOMEM;
 	ids->v = v;
 	v[ids->n++] = nla_get_u32(tb[MFR_A_RULE_ID]);
 	return 0;

@@ -21,6 +21,7 @@
 #include "mfrd-clock.h"
 #include "mfrd-log.h"
 #include "output.h"
+#include "mfrd-grow.h"
 
 /*
  * Events read in one transaction: one fsync for a burst.  Bounded in time
@@ -71,7 +72,7 @@ static void memfd_put(struct mfrd *d, struct nlattr **tb)
 	inode = mfr_genl_get_uint(tb[MFR_A_MEMFD_INODE]);
 	m = memfd_find(d, inode);
 	if (!m) {
-		v = realloc(d->memfds, (d->nmemfds + 1) * sizeof(*v));
+		v = mfrd_grow(d->memfds, &d->memfds_cap, d->nmemfds, sizeof(*v));
 		if (!v)
 			abort();
 		d->memfds = v;
@@ -108,7 +109,7 @@ void mfrd_memfds_clear(struct mfrd *d)
 		memfd_free(&d->memfds[i]);
 	free(d->memfds);
 	d->memfds = NULL;
-	d->nmemfds = 0;
+	d->nmemfds = d->memfds_cap = 0;
 }
 
 static int memfd_cb(uint8_t cmd, const struct mfr_attr_set *set,
@@ -674,7 +675,7 @@ int mfrd_events_read(struct mfrd *d)
 
 struct pages {
 	struct mfrd_page *v;
-	size_t n;
+	size_t n, cap;
 	uint64_t generation;
 	bool has_generation;
 };
@@ -689,7 +690,7 @@ static int page_cb(uint8_t cmd, const struct mfr_attr_set *set,
 	(void)set;
 	if (!tb[MFR_A_POISON_PFN])
 		return 0;
-	v = realloc(pages->v, (pages->n + 1) * sizeof(*v));
+	v = mfrd_grow(pages->v, &pages->cap, pages->n, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	pages->v = v;

@@ -117,7 +117,7 @@ struct mfrd {
 	struct mfrd_gens gens;		/* the module's, as events tell */
 
 	struct mfrd_memfd *memfds;	/* cache, by inode */
-	size_t nmemfds;
+	size_t nmemfds, memfds_cap;
 
 	/* Reporting. */
 	sd_event_source *metrics_timer;	/* every metrics_interval */

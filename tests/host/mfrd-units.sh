@@ -13,7 +13,7 @@ export ASAN_OPTIONS=detect_leaks=1:exitcode=99
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 failed=0
-for t in config store store-recover metrics log dimm cgroups generations rule-ids atomic-file; do
+for t in config store store-recover metrics log dimm grow cgroups generations rule-ids atomic-file; do
 	echo "# test-$t"
 	if ! "$root/build/daemon/asan/test-$t"; then
 		echo "FAIL: test-$t"
