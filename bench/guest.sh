@@ -17,8 +17,10 @@ P2_SECONDS=${P2_SECONDS:-0.3}
 P2_RUNS=${P2_RUNS:-4}
 P3_RUNS=${P3_RUNS:-5}
 P5_SECONDS=${P5_SECONDS:-8}
+P7_SECONDS=${P7_SECONDS:-0.3}
+P7_RUNS=${P7_RUNS:-4}
 # To try a part alone: BENCH_PARTS="p3 p4", BENCH_P1_SIZES=2M.
-BENCH_PARTS=${BENCH_PARTS:-p1 p2 p3 p4 p5}
+BENCH_PARTS=${BENCH_PARTS:-p1 p2 p3 p4 p5 p7}
 BENCH_P1_SIZES=${BENCH_P1_SIZES:-2M 1G}
 part() { [[ " $BENCH_PARTS " == *" $1 "* ]]; }
 
@@ -47,6 +49,17 @@ p2() { # CONFIG [keep]
 			emit "$1" setarch "$(uname -m)" -R \
 				"$bin/p2_hugetlb_faults" "$w" "$n" "$P2_SECONDS" "$P2_RUNS" ${2:-}
 		done
+	done
+}
+
+# P7: GUP over a 1 GiB page, O_DIRECT reads and io_uring registrations.
+# First in each VM, while the 1 GiB pool is whole.
+p7() { # CONFIG [keep [poison]]
+	local config=$1 m
+	shift
+	for m in odirect register; do
+		emit "$config" setarch "$(uname -m)" -R \
+			"$bin/p7_gup" "$m" "$P7_SECONDS" "$P7_RUNS" "$@"
 	done
 }
 
@@ -79,6 +92,7 @@ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 echo "# kernel=$role $(uname -r), $ncpus vCPUs" >>"$out"
 
 if [ "$role" = stock ]; then
+	part p7 && p7 stock
 	part p2 && p2 stock
 	part p1 && p1 stock default
 	part p5 && p5 stock --replace
@@ -96,8 +110,12 @@ if part p2 && [ $((BENCH_BOOT % 2)) = 1 ]; then
 	p2 hooks
 	insmod "$MFR_MODULE"
 else
+	part p7 && p7 hooks
 	part p2 && p2 hooks
 	insmod "$MFR_MODULE"
+	part p7 && p7 module
+	part p7 && p7 keep keep
+	part p7 && p7 keep-poisoned keep poison
 	part p2 && p2 module
 	part p2 && p2 keep keep
 fi

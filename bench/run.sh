@@ -25,13 +25,15 @@ make -s -C "$mfr_kdir" M="$mod" modules >&2
 
 bin=$MFR_ROOT/build/bench/bin
 mkdir -p "$bin"
-for p in p1_memory_cost p2_hugetlb_faults p3_release_cost p4_storm; do
+for p in p1_memory_cost p2_hugetlb_faults p3_release_cost p4_storm p7_gup; do
+	libs=-lpthread
+	[ "$p" != p7_gup ] || libs="$libs -luring"
 	${CC:-cc} -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Itests/helpers \
-		-o "$bin/$p" "bench/$p.c" -lpthread
+		-o "$bin/$p" "bench/$p.c" $libs
 done
 
 if [ -n "${BENCH_QUICK:-}" ]; then
-	export P2_SECONDS=0.2 P2_RUNS=2 P3_RUNS=1 P5_SECONDS=2 BENCH_P2_BOOTS=2
+	export P2_SECONDS=0.2 P2_RUNS=2 P3_RUNS=1 P5_SECONDS=2 P7_SECONDS=0.05 P7_RUNS=2 BENCH_P2_BOOTS=2
 fi
 res=$MFR_ROOT/build/bench
 rm -f "$res"/results-*.txt
@@ -42,10 +44,11 @@ icount="-icount shift=0,sleep=off"
 # each: with two, -icount runs them round-robin in one host thread
 # anyway, and a sleeping task on the idle vCPU sometimes never woke up.
 # Both VMs get the same memory and hugepage pools, so that the kernels
-# are all that differs.  1 GiB pages: the VM with the series uses all 10
-# (P1 leaks 2 and dissolves 2, P3 reuses 1 and dissolves 5).
-vm_mem=13G
-vm_append="hugepagesz=1G hugepages=10 hugepagesz=2M hugepages=128"
+# are all that differs.  1 GiB pages: the VM with the series uses all 12
+# (P1 leaks 2 and dissolves 2, P3 reuses 1 and dissolves 5), and two more
+# for P7, which dissolves the one it poisons in each of its two modes.
+vm_mem=15G
+vm_append="hugepagesz=1G hugepages=12 hugepagesz=2M hugepages=128"
 
 # bench_boot BOOT PARTS: one VM per kernel, side by side, running PARTS;
 # results appended to results-{stock,mfr}.txt.
@@ -56,7 +59,7 @@ bench_boot() {
 		VM_APPEND=$vm_append \
 		scripts/vm-run.sh "BENCH_BOOT=$boot BENCH_PARTS='$parts' P2_SECONDS=${P2_SECONDS:-} \
 			P2_RUNS=${P2_RUNS:-} P5_SECONDS=${P5_SECONDS:-} \
-			$MFR_ROOT/bench/guest.sh stock $res/results-stock.txt" >"$res/vm-stock-$boot.log" 2>&1 &
+			P7_SECONDS=${P7_SECONDS:-} P7_RUNS=${P7_RUNS:-} $MFR_ROOT/bench/guest.sh stock $res/results-stock.txt" >"$res/vm-stock-$boot.log" 2>&1 &
 	stock_vm=$!
 
 	echo "bench: boot $boot ($parts): the kernel with the series ($mfr_kdir)" >&2
@@ -64,7 +67,8 @@ bench_boot() {
 		VM_APPEND=$vm_append \
 		scripts/vm-run.sh "MFR_MODULE=$mod/mfr.ko BENCH_BOOT=$boot BENCH_PARTS='$parts' \
 			P2_SECONDS=${P2_SECONDS:-} P2_RUNS=${P2_RUNS:-} P3_RUNS=${P3_RUNS:-} \
-			P5_SECONDS=${P5_SECONDS:-} $MFR_ROOT/bench/guest.sh mfr $res/results-mfr.txt" \
+			P5_SECONDS=${P5_SECONDS:-} P7_SECONDS=${P7_SECONDS:-} P7_RUNS=${P7_RUNS:-} \
+			$MFR_ROOT/bench/guest.sh mfr $res/results-mfr.txt" \
 		>"$res/vm-mfr-$boot.log" 2>&1 &
 	mfr_vm=$!
 
@@ -76,7 +80,7 @@ bench_boot() {
 # Boot 0 runs everything; the others only P2, whose fork loop moves by a
 # few per cent with the state of a boot: the report takes the median of
 # the boots' medians.
-bench_boot 0 "${BENCH_PARTS:-p1 p2 p3 p4 p5}" || exit 1
+bench_boot 0 "${BENCH_PARTS:-p1 p2 p3 p4 p5 p7}" || exit 1
 for boot in $(seq 1 $((${BENCH_P2_BOOTS:-3} - 1))); do
 	case " ${BENCH_PARTS:-p2} " in *" p2 "*) ;; *) break ;; esac
 	bench_boot "$boot" p2 || exit 1
