@@ -86,10 +86,15 @@ static void poison_last_page(bool odirect)
 		fprintf(stderr, "p7: the poisoned hugepage was not kept mapped\n");
 		exit(1);
 	}
-	ret = odirect ? odirect_at(GIB - CHUNK, CHUNK) : register_at(0, GIB);
+	/*
+	 * One O_DIRECT page: a longer read that reaches the poisoned page
+	 * pins the pages before it, and the block layer reads the rest
+	 * through the page cache (a plain copy, blkdev_read_iter()).
+	 */
+	ret = odirect ? odirect_at(GIB - SMALL_PAGE, SMALL_PAGE) : register_at(0, GIB);
 	if (ret != -EFAULT) {
-		fprintf(stderr, "p7: %s over the poisoned page returned %s, not EFAULT\n",
-			odirect ? "an O_DIRECT read" : "a buffer registration",
+		fprintf(stderr, "p7: %s the poisoned page returned %s, not EFAULT\n",
+			odirect ? "an O_DIRECT read into" : "a buffer registration over",
 			ret ? strerror(-ret) : "success");
 		exit(1);
 	}
