@@ -400,6 +400,54 @@ def build_name(kdir):
     return f"{os.path.basename(d)}-{key}"
 
 
+SECTIONS = {"p1": p1_section, "p2": p2_section, "p3": p3_section, "p4": p4_section,
+            "p5": p5_section, "p7": p7_section}
+
+
+def split_sections(text):
+    """RESULTS.md as (header lines, {"P1": lines, ...} in file order)."""
+    head, parts, cur = [], {}, None
+    for line in text.splitlines():
+        m = re.match(r"## (P\d+):", line)
+        if m:
+            cur = parts.setdefault(m.group(1), [])
+        (head if cur is None else cur).append(line)
+    return head, parts
+
+
+def update_parts(a, rows):
+    """The previous RESULTS.md with the sections of a --parts run replaced."""
+    head, old = split_sections(open(a.previous).read())
+    new = {}
+    for part in a.parts.split():
+        if part not in SECTIONS:
+            sys.exit(f"report.py: no part {part} (parts: {' '.join(SECTIONS)})")
+        out = []
+        SECTIONS[part](rows, out)
+        if out:
+            new[part.upper()] = out
+    note = (f"- {', '.join(sorted(new))} from a run of that part alone: {a.started}, "
+            f"{a.minutes} minutes, kernels `{build_name(a.mfr_kdir)}` and "
+            f"`{build_name(a.stock_kdir)}`{' (BENCH_QUICK)' if a.quick else ''}; "
+            "the other parts from the run above.")
+    head = [line for line in head
+            if not (line.startswith("- ") and "from a run of that part alone" in line
+                    and any(line.startswith(f"- {k}") for k in new))]
+    while head and not head[-1].strip():
+        head.pop()
+    head += [note, ""]
+    merged = dict(old)
+    merged.update(new)
+    # P6 (make test-vmm's, tests/vmm/table.py) stays last.
+    keys = sorted(merged, key=lambda k: (k == "P6", int(k[1:])))
+    body = []
+    for k in keys:
+        body += [line for line in merged[k]]
+        if body and body[-1].strip():
+            body.append("")
+    return "\n".join(head + body).rstrip() + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--results", required=True)
@@ -408,8 +456,16 @@ def main():
     ap.add_argument("--mfr-kdir", required=True)
     ap.add_argument("--stock-kdir", required=True)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--parts", help="only these parts (\"p7\"): their sections replace "
+                    "the same ones of --previous, the others are kept")
+    ap.add_argument("--previous", help="the RESULTS.md a --parts run updates")
     a = ap.parse_args()
     rows = parse(a.results)
+    if a.parts:
+        if not a.previous:
+            sys.exit("report.py: --parts needs --previous")
+        sys.stdout.write(update_parts(a, rows))
+        return
 
     out = ["<!-- SPDX-License-Identifier: GPL-2.0-or-later -->",
            "# mfr benchmark results\n",

@@ -87,9 +87,13 @@ for boot in $(seq 1 $((${BENCH_P2_BOOTS:-3} - 1))); do
 done
 cat "$res/results-stock.txt" "$res/results-mfr.txt" >"$res/results.txt"
 
+# BENCH_PARTS (some parts only) replaces those parts' sections and keeps
+# the others, saying which run each comes from.
 "$PYTHON" bench/report.py --results "$res/results.txt" --started "$started" \
 	--minutes $(((SECONDS - t0 + 59) / 60)) --mfr-kdir "$mfr_kdir" --stock-kdir "$stock_kdir" \
-	${BENCH_QUICK:+--quick} >bench/RESULTS.md
+	${BENCH_QUICK:+--quick} ${BENCH_PARTS:+--parts "$BENCH_PARTS" --previous bench/RESULTS.md} \
+	>"$res/RESULTS.md"
+mv "$res/RESULTS.md" bench/RESULTS.md
 # make test-vmm's part (P6) from its last result lines, which it keeps.
 [ ! -f bench/vmm-results.txt ] ||
 	"$PYTHON" tests/vmm/table.py bench/vmm-results.txt --update bench/RESULTS.md
