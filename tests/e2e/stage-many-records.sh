@@ -76,7 +76,9 @@ many_start() {
 	[ "$rc" = 0 ]
 }
 check "systemctl start mfrd: READY after the offlining" many_start
-many_entry=$(offlining_entry "$many_t0")
+many_entry=
+many_logged() { many_entry=$(offlining_entry "$many_t0"); [ -n "$many_entry" ]; }
+wait_until 30 many_logged
 many_took() {
 	local s t
 	s=$(unit_prop mfrd ExecMainStartTimestampMonotonic)
