@@ -3,12 +3,19 @@
 #
 # Guest side of "make e2e", run by mfr-e2e.service at the end of every
 # boot.  The stages of a boot run in order; a state file on the guest's
-# disk says which boot this is:
-#   boot 1: install, udev, workload, bad-config, reload, storm,
-#           module-reload, dimm-swap, then "systemctl reboot" (QEMU keeps
-#           running)
+# disk says which boot this is.  Every boot but the last ends with
+# "systemctl reboot" (QEMU keeps running), the last with "systemctl
+# poweroff".  The last stages of a boot set up how the next one starts:
+#   boot 1: install, udev, workload, bad-config, reload, storm (a CPU hog
+#           beside it), module-reload, dimm-swap
 #   boot 2: after-reboot, missing-module, not-ready, history,
-#           store-corrupt, then "systemctl poweroff"
+#           store-corrupt, earlier-pfns, then for boot 3: the store
+#           locked by a sqlite3 shell, a rule whose cgroup is missing
+#   boot 3: store-locked, cgroup-late, reload-fixed, then for boot 4: a
+#           store of a newer schema
+#   boot 4: store-newer, then for boot 5: /var/lib/mfrd read-only
+#   boot 5: store-readonly, many-records (20 000 at start), packages
+#           (remove, reinstall, upgrade)
 # Results go to /mnt/e2e/results (9p, read by the host) as "ok - NAME" /
 # "not ok - NAME" lines and to the console; each boot's kernel log goes to
 # /mnt/e2e/dmesg-bootN.txt for the host to check.
@@ -27,29 +34,30 @@ mkdir -p "$SHARE/logs"
 boot=$(($(cat "$STATE/boot" 2>/dev/null || echo 0) + 1))
 echo "$boot" >"$STATE/boot"
 boot_id >"$STATE/boot-id-$boot"
+echo "$boot" >"$SHARE/boot"
 BOOT_TAG=boot$boot
 echo "E2E: boot $boot ($(uname -r), boot id $(boot_id))"
 
+last=5
+aborted=
 case $boot in
-1)
-	stages="install udev workload bad-config reload storm module-reload dimm-swap"
-	next=reboot
-	;;
-2)
-	stages="after-reboot missing-module not-ready history store-corrupt"
-	next=poweroff
-	# Boot 1 must have got to its end; a crash reboots the guest too.
-	if [ ! -e "$STATE/boot1-done" ]; then
-		result "not ok" "boot 1 did not finish (crash or unexpected reboot)"
-		stages=
-	fi
-	;;
+1) stages="install udev workload bad-config reload storm module-reload dimm-swap" ;;
+2) stages="after-reboot missing-module not-ready history store-corrupt earlier-pfns
+	prep-locked" ;;
+3) stages="store-locked cgroup-late reload-fixed prep-newer" ;;
+4) stages="store-newer prep-readonly" ;;
+5) stages="store-readonly many-records packages" ;;
 *)
 	result "not ok" "unexpected boot (crash or unexpected reboot)"
-	stages=
-	next=poweroff
+	aborted=1
 	;;
 esac
+# The boot before must have got to its end; a crash reboots the guest too.
+if [ -z "$aborted" ] && [ "$boot" -gt 1 ] && [ ! -e "$STATE/boot$((boot - 1))-done" ]; then
+	result "not ok" "boot $((boot - 1)) did not finish (crash or unexpected reboot)"
+	aborted=1
+fi
+[ -z "$aborted" ] || stages=
 
 for stage in $stages; do
 	echo "E2E: # $BOOT_TAG: $stage"
@@ -62,12 +70,12 @@ done
 journalctl -b -o short-monotonic --no-pager >"$SHARE/journal-boot$boot.txt" 2>&1
 dmesg >"$SHARE/dmesg-boot$boot.txt"
 sync
-if [ "$next" = reboot ]; then
+if [ -z "$aborted" ] && [ "$boot" -lt "$last" ]; then
 	touch "$STATE/boot$boot-done"
 	sync
 	systemctl reboot
 else
-	echo "$boot" >"$SHARE/done"
+	[ -n "$aborted" ] || echo "$boot" >"$SHARE/done"
 	sync
 	systemctl poweroff
 fi

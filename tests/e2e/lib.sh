@@ -14,6 +14,8 @@ MSG_PAGE_POISONED=eb5269e54a5a4debadd6ea2bba88f801
 MSG_RECORDED_OFFLINED=d9463ef76f3d458c937ec83dd6fb5712
 MSG_CONFIG_REJECTED=cda346a082d94325996172d99f99455d
 MSG_MODULE_STATE=9500ecc826c24b2eb0a4233b304989a5
+MSG_STORE_RECOVERED=874cfb8201154fb4971441c2bc3f5038
+MSG_READY_UNPROTECTED=6c31473149c2464ca9447f9d032d5a6a
 
 # result ok|"not ok" NAME: one line in the results file and on the console.
 result() {
@@ -61,7 +63,8 @@ if not ok:
 sys.exit(0 if ok else 1)' "$1"
 }
 
-sql() { sqlite3 -batch -noheader "$DB" "$@"; }
+# Waits up to 10 s for a lock mfrd holds for a moment (a transaction).
+sql() { sqlite3 -batch -noheader -cmd '.timeout 10000' "$DB" "$@"; }
 boot_id() { cat /proc/sys/kernel/random/boot_id; }
 unit_prop() { systemctl show -p "$2" --value "$1"; }
 
@@ -79,4 +82,107 @@ store_poison() {
 }
 store_matches_module() {
 	diff <(module_poison) <(store_poison)
+}
+
+# metric NAME: its value in mfrd's textfile (empty if absent).
+metric() { sed -n "s/^$1 //p" "$METRICS"; }
+metric_is() { # NAME VALUE
+	local v
+	v=$(metric "$1")
+	echo "$1 $v (want $2)"
+	[ "$v" = "$2" ]
+}
+
+# CLOCK_MONOTONIC in microseconds, as systemd's *TimestampMonotonic and
+# the journal's __MONOTONIC_TIMESTAMP.
+monotonic_usec() { python3 -c 'import time; print(time.monotonic_ns() // 1000)'; }
+
+# journal_json ARGS...: this boot's journal entries matching ARGS, one
+# JSON object per line.  jfield FIELD: that field of the entry on stdin.
+journal_json() { journalctl -b -o json --no-pager "$@"; }
+jfield() {
+	python3 -c '
+import json, sys
+line = sys.stdin.readline()
+print(json.loads(line).get(sys.argv[1], "") if line.strip() else "")' "$1"
+}
+
+# pfns_hwpoisoned FILE: every pfn in FILE (decimal, one per line) has
+# KPF_HWPOISON in /proc/kpageflags; fails on an empty FILE.
+pfns_hwpoisoned() {
+	python3 - "$1" <<'PY'
+import struct, sys
+pfns = [int(l) for l in open(sys.argv[1]) if l.strip()]
+bad = []
+with open("/proc/kpageflags", "rb") as f:
+    for pfn in pfns:
+        f.seek(pfn * 8)
+        flags, = struct.unpack("<Q", f.read(8))
+        if not flags & (1 << 19):
+            bad.append(hex(pfn))
+print(len(pfns), "pfns,", len(bad), "without KPF_HWPOISON:", bad[:10])
+sys.exit(1 if bad or not pfns else 0)
+PY
+}
+
+# The store before a boot (or a restart) whose start is tested, in
+# $STATE/NAME.*: its distinct pfns (all of earlier boots by then), its
+# rows, the files moved aside so far and the files of the directory.
+store_snapshot() { # NAME
+	sql "SELECT DISTINCT pfn FROM poisoned_pages ORDER BY pfn" >"$STATE/$1.pfns"
+	sql "SELECT * FROM poisoned_pages ORDER BY boot_id, pfn" >"$STATE/$1.rows"
+	broken_files >"$STATE/$1.broken"
+}
+broken_files() { find "${DB%/*}" -maxdepth 1 -name "${DB##*/}.broken-*" | sort; }
+# The rows of earlier boots are those of the snapshot, unchanged.
+store_rows_intact() { # NAME
+	diff "$STATE/$1.rows" <(sql "SELECT * FROM poisoned_pages
+		WHERE boot_id != '$(boot_id)' ORDER BY boot_id, pfn") &&
+		echo "$(wc -l <"$STATE/$1.rows") rows as before"
+}
+nothing_moved_aside() { # NAME
+	diff "$STATE/$1.broken" <(broken_files) && ls -la "${DB%/*}"
+}
+
+# The journal entry of mfrd's store incident at its start, this boot.
+store_incident_entry() { # FAULT
+	journal_json MESSAGE_ID=$MSG_STORE_RECOVERED MFR_STORE_FAULT="$1" | head -n 1
+}
+# It says the file is left as it is, and how many page records mfrd read
+# from it for boot offlining (all the rows of the snapshot NAME).
+store_incident_logged() { # FAULT NAME
+	local e
+	e=$(store_incident_entry "$1")
+	echo "$e" | jfield MESSAGE
+	[ -n "$e" ] &&
+		echo "$e" | jfield MESSAGE | grep -q 'the file is left as it is' &&
+		[ "$(echo "$e" | jfield MFR_STORE_COPIED)" = "$(wc -l <"$STATE/$2.rows")" ] &&
+		[ "$(echo "$e" | jfield PRIORITY)" -le 3 ]
+}
+
+# The first boot-offlining entry of this boot (or the first after a
+# monotonic time): it handled every pfn of FILE, none failed.
+offlining_entry() { # [AFTER_USEC]
+	journal_json MESSAGE_ID=$MSG_RECORDED_OFFLINED | python3 -c '
+import json, sys
+after = int(sys.argv[1])
+for line in sys.stdin:
+    if int(json.loads(line)["__MONOTONIC_TIMESTAMP"]) > after:
+        print(line.strip())
+        break' "${1:-0}"
+}
+offlined_all() { # PFN_FILE [AFTER_USEC]
+	offlining_entry "${2:-0}" | python3 -c '
+import json, re, sys
+line = sys.stdin.readline()
+if not line.strip():
+    sys.exit("no boot-offlining entry")
+e = json.loads(line)
+print(e["MESSAGE"])
+want = sum(1 for l in open(sys.argv[1]) if l.strip())
+n = int(re.search(r"earlier boots: (\d+);", e["MESSAGE"]).group(1))
+done = int(e["MFR_OFFLINED"]) + int(e["MFR_ALREADY"])
+failed = int(e["MFR_FAILED"])
+print(f"{n} pfns recorded (want {want}), {done} offline, {failed} failed")
+sys.exit(0 if n == want and done == want and not failed and want else 1)' "$1"
 }

@@ -22,21 +22,7 @@ offlined_before_workload() {
 	echo "offlined at $t_off us, workload started at $t_wl us"
 	[ -n "$t_off" ] && [ -n "$t_wl" ] && [ "$t_wl" != 0 ] && [ "$t_off" -lt "$t_wl" ]
 }
-hwpoison_flags() {
-	python3 - "$STATE/expected-offlined" <<'PY'
-import struct, sys
-pfns = [int(l) for l in open(sys.argv[1]) if l.strip()]
-bad = []
-with open("/proc/kpageflags", "rb") as f:
-    for pfn in pfns:
-        f.seek(pfn * 8)
-        flags, = struct.unpack("<Q", f.read(8))
-        if not flags & (1 << 19):
-            bad.append(hex(pfn))
-print(len(pfns), "pfns,", len(bad), "without KPF_HWPOISON:", bad[:10])
-sys.exit(1 if bad or not pfns else 0)
-PY
-}
+hwpoison_flags() { pfns_hwpoisoned "$STATE/expected-offlined"; }
 corrupted_kb() { awk '/^HardwareCorrupted:/ { print $2 }' /proc/meminfo; }
 enough_corrupted() {
 	echo "HardwareCorrupted: $(corrupted_kb) kB for $expected pfns"

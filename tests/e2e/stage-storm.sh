@@ -2,9 +2,17 @@
 # Durability: 1000 injected errors across 4 guest-ram memfds, mfrd killed
 # with SIGKILL in the middle; systemd restarts it and the store ends up
 # with exactly the module's records (pfn, inode, offset, state), one row
-# per pfn, and one page-poisoned event per pfn.
+# per pfn, and one page-poisoned event per pfn.  All of it on a loaded
+# guest: a busy loop per CPU, at mfrd's own priority, runs beside the
+# whole stage (a second VM's vCPUs on a host would be the same).
 
 sync_dir=$(mktemp -d)
+hogs=()
+for _ in $(seq "$(nproc)"); do
+	bash -c 'while :; do :; done' &
+	hogs+=($!)
+done
+hog_t0=$SECONDS
 restarts_before=$(unit_prop mfrd NRestarts)
 storm_start=$(date '+%Y-%m-%d %H:%M:%S')
 kept_now() {
@@ -66,4 +74,21 @@ restarted_once() {
 check "mfrd kept its watchdog fed through the storm: restarted once (the kill)" restarted_once
 check "each storm memfd: 250 x 4 KiB SIGBUS, exit 0" [ "$ok" = 1 ]
 check "after the release: store == module again (offlined)" wait_until 180 store_matches_module
+# The load was real: the hogs got a good share of the CPUs throughout.
+hog_cpu() {
+	local ticks=0 pid
+	for pid in "${hogs[@]}"; do
+		ticks=$((ticks + $(awk '{ print $14 + $15 }' "/proc/$pid/stat")))
+	done
+	echo $((ticks / $(getconf CLK_TCK)))
+}
+hog_loaded() {
+	local cpu wall=$((SECONDS - hog_t0))
+	cpu=$(hog_cpu)
+	echo "$(nproc) busy loops: $cpu s of CPU in $wall s on $(nproc) CPUs"
+	[ "$wall" -gt 0 ] && [ $((cpu * 100 / (wall * $(nproc)))) -ge 25 ]
+}
+check "the guest was loaded: the busy loops had 25 % of the CPUs or more" hog_loaded
+kill "${hogs[@]}"
+wait "${hogs[@]}" 2>/dev/null
 rm -rf "$sync_dir"

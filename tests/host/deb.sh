@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# "make deb": dpkg-buildpackage -b builds mfr-dkms and mfrd; lintian finds
-# no error in either; each holds what it must (the module source with its
+# "make deb": dpkg-buildpackage -b builds mfr-dkms and mfrd; lintian in
+# pedantic mode finds no tag that debian/ does not override with a
+# reason; each holds what it must (the module source with its
 # BUILD_EXCLUSIVE dkms.conf and the dkms maintainer scripts; the daemon,
 # CLI, unit enabled but not started by the postinst, stopped on removal,
 # reloaded and restarted on upgrade, hardening flags, udev rule,
@@ -30,11 +31,28 @@ fi
 dkms_deb=build/deb/mfr-dkms_${version}_all.deb
 mfrd_deb=$(ls build/deb/mfrd_"${version}"_*.deb)
 
-if out=$(lintian --fail-on error "$dkms_deb" "$mfrd_deb" 2>&1); then
-	ok "lintian: no errors ($(grep -c '^W:' <<<"$out") warnings)"
+# lintian in pedantic mode, info tags too, over every .deb built (the
+# dbgsym one as well): no tag at all but those overridden in debian/
+# (shown as O:), and each override justified by a comment above it.
+debs=(build/deb/*.deb)
+out=$(lintian --pedantic -I -E --show-overrides "${debs[@]}" 2>&1 |
+	grep -v 'running with root privileges' || true)
+tags=$(grep -E '^[EWIPX]: ' <<<"$out" || true)
+if [ -z "$tags" ]; then
+	ok "lintian --pedantic -I -E over ${#debs[@]} .debs: no tag ($(grep -c '^O: ' <<<"$out") overridden)"
 else
-	fail "lintian errors:"; grep -v '^W:' <<<"$out"
+	fail "lintian --pedantic -I -E: tags not overridden:"; echo "$tags"
 fi
+overrides_commented() { # FILE: every override line follows a comment line
+	awk '/^[[:space:]]*$/ { c = 0; next }
+	     /^#/ { c = 1; next }
+	     { if (!c) { print FILENAME ":" FNR ": override without a comment: " $0; bad = 1 } }
+	     END { exit bad }' "$1"
+}
+for f in debian/*lintian-overrides; do
+	[ -e "$f" ] || continue
+	overrides_commented "$f" && ok "$f: each override says why" || fail "$f: an override without a comment"
+done
 
 contents() { dpkg-deb -c "$1" | awk '{ print $6 }' | sed 's|^\./|/|'; }
 for f in /usr/src/mfr-$version/dkms.conf /usr/src/mfr-$version/module/rules.c \
@@ -112,6 +130,21 @@ out=$(lintian -I -E --pedantic --tags maintainer-script-calls-systemctl,hardenin
 [ -z "$out" ] && ok "lintian: no systemctl call in the maintainer scripts, hardening flags present" ||
 	fail "lintian: $out"
 dpkg-deb -x "$mfrd_deb" "$tmp/mfrd"
+# The same flags read from the binaries themselves, as hardening-check
+# would: PIE, full RELRO (GNU_RELRO and BIND_NOW), the stack protector
+# and _FORTIFY_SOURCE's checked functions.
+for bin in usr/sbin/mfrd usr/sbin/mfrctl; do
+	elf=$tmp/mfrd/$bin
+	missing=
+	readelf -h "$elf" | grep -q 'Type:.*DYN' || missing+=" PIE"
+	readelf -lW "$elf" | grep -q GNU_RELRO || missing+=" RELRO"
+	readelf -dW "$elf" | grep -qE 'BIND_NOW|FLAGS_1.*NOW' || missing+=" BIND_NOW"
+	syms=$(readelf --dyn-syms -W "$elf")
+	grep -q '__stack_chk_fail' <<<"$syms" || missing+=" stack-protector"
+	grep -qE '__[a-z_]+_chk(@|$| )' <<<"$syms" || missing+=" FORTIFY"
+	[ -z "$missing" ] && ok "/$bin: PIE, RELRO, BIND_NOW, stack protector, FORTIFY" ||
+		fail "/$bin lacks:$missing"
+done
 grep -qx 'ExecStart=/usr/sbin/mfrd' "$tmp/mfrd/lib/systemd/system/mfrd.service" &&
 	ok "mfrd: unit runs /usr/sbin/mfrd" || fail "mfrd: unit ExecStart"
 
