@@ -186,3 +186,36 @@ failed = int(e["MFR_FAILED"])
 print(f"{n} pfns recorded (want {want}), {done} offline, {failed} failed")
 sys.exit(0 if n == want and done == want and not failed and want else 1)' "$1"
 }
+
+# store_in_use_again_after first|last USEC: the journal's "is in use again"
+# entries (MESSAGE_ID store-recovered): the first (or the last) is after
+# monotonic USEC.
+store_in_use_again_after() {
+	journal_json MESSAGE_ID=$MSG_STORE_RECOVERED | python3 -c '
+import json, sys
+t = [int(e["__MONOTONIC_TIMESTAMP"]) for e in map(json.loads, sys.stdin)
+     if "is in use again" in e.get("MESSAGE", "")]
+print("in use again at", t, "us; the event at", sys.argv[2])
+x = t[0 if sys.argv[1] == "first" else -1] if t else None
+sys.exit(0 if x is not None and x > int(sys.argv[2]) else 1)' "$1" "$2"
+}
+
+store_in_memory() { metric_is mfrd_store_in_memory 1 && metric_is mfrd_store_recovered 1; }
+
+# check_store_left_at_boot KIND SNAP: what a store incident of KIND at boot
+# (newer schema, unavailable) must leave: mfrd up, loud, the pfns of earlier
+# boots (snapshot SNAP) offlined from the file, the file's bytes unchanged.
+check_store_left_at_boot() {
+	local kind=$1 snap=$2 n
+	n=$(wc -l <"$STATE/$snap.pfns")
+	check "mfrd active at boot, not restarted" bash -c \
+		"systemctl is-active -q mfrd && [ \"\$(systemctl show -p NRestarts --value mfrd)\" = 0 ]"
+	check "journal: a store incident at start (priority crit), 'the file is left as it is', every row read from it" \
+		store_incident_logged "$kind" "$snap"
+	check "boot offlining offlined every pfn of earlier boots, none failed" offlined_all "$STATE/$snap.pfns"
+	check "... the kernel has them poisoned (KPF_HWPOISON)" pfns_hwpoisoned "$STATE/$snap.pfns"
+	check "metrics: mfrd_store_in_memory 1, mfrd_store_recovered 1" wait_until 30 store_in_memory
+	check "metrics: mfr_poisoned_pfns_earlier_boots $n (no silent fresh store)" \
+		metric_is mfr_poisoned_pfns_earlier_boots "$n"
+	check "the file is intact: the same bytes (sha256)" sha256sum -c "$STATE/$snap.sha256"
+}

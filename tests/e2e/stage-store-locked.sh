@@ -37,15 +37,7 @@ offlined_while_locked() {
 check "boot offlining offlined every pfn of earlier boots, none failed" offlined_all "$STATE/$snap.pfns"
 check "... while the lock was held (read from the locked file)" offlined_while_locked
 check "... and the kernel has them poisoned (KPF_HWPOISON)" pfns_hwpoisoned "$STATE/$snap.pfns"
-in_use_again() {
-	journal_json MESSAGE_ID=$MSG_STORE_RECOVERED | python3 -c '
-import json, sys
-t = [int(e["__MONOTONIC_TIMESTAMP"]) for e in map(json.loads, sys.stdin)
-     if "is in use again" in e.get("MESSAGE", "")]
-print("in use again at", t, "us; COMMIT at", sys.argv[1])
-sys.exit(0 if t and t[0] > int(sys.argv[1]) else 1)' "$(mono committing)"
-}
-check "mfrd went back to the file once the lock was gone (journal: in use again)" wait_until 120 in_use_again
+check "mfrd went back to the file once the lock was gone (journal: in use again)" wait_until 120 store_in_use_again_after first "$(mono committing)"
 check "... metrics: mfrd_store_in_memory 0" wait_until 30 metric_is mfrd_store_in_memory 0
 incident_in_file() {
 	local r

@@ -14,17 +14,7 @@ ro_for_mfrd() {
 	[ "$rc" != 0 ] && [[ $out == *"Read-only file system"* ]]
 }
 check "premise: /var/lib/mfrd is read-only in mfrd's mount namespace" ro_for_mfrd
-check "mfrd active at boot, not restarted" bash -c \
-	"systemctl is-active -q mfrd && [ \"\$(systemctl show -p NRestarts --value mfrd)\" = 0 ]"
-check "journal: a store incident at start (priority crit), 'the file is left as it is', every row read from it" \
-	store_incident_logged unavailable "$snap"
-check "boot offlining offlined every pfn of earlier boots, none failed" offlined_all "$STATE/$snap.pfns"
-check "... the kernel has them poisoned (KPF_HWPOISON)" pfns_hwpoisoned "$STATE/$snap.pfns"
-ro_in_memory() { metric_is mfrd_store_in_memory 1 && metric_is mfrd_store_recovered 1; }
-check "metrics: mfrd_store_in_memory 1, mfrd_store_recovered 1" wait_until 30 ro_in_memory
-check "metrics: mfr_poisoned_pfns_earlier_boots $(wc -l <"$STATE/$snap.pfns")" \
-	metric_is mfr_poisoned_pfns_earlier_boots "$(wc -l <"$STATE/$snap.pfns")"
-check "the file is intact: the same bytes (sha256)" sha256sum -c "$STATE/$snap.sha256"
+check_store_left_at_boot unavailable "$snap"
 check "... no file added or moved aside in /var/lib/mfrd" bash -c \
 	"diff $STATE/$snap.files <(ls -A /var/lib/mfrd)"
 
