@@ -213,6 +213,21 @@ int mfrd_store_add_incident(struct mfrd_store *s, int64_t time_usec,
 /* The unacknowledged incidents, or -1. */
 int64_t mfrd_store_unacked_incidents(struct mfrd_store *s);
 
+/* What mfrd_store_merge_into() wrote. */
+struct mfrd_store_merged {
+	int64_t pages, events, incidents;
+};
+
+/*
+ * Write what a stand-in store s holds into the store file at path (open
+ * and migrated already, e.g. by mfrd_store_open()), in one transaction:
+ * page records (a newer record of a page wins; earlier boots' copies read
+ * from that file change nothing), the events log and the store incidents.
+ * Returns 0, or -1 with nothing written (mfrd_store_error() says why).
+ */
+int mfrd_store_merge_into(struct mfrd_store *s, const char *path,
+			  struct mfrd_store_merged *m);
+
 /* The pages of this boot in each state, indexed by enum mfr_page_state. */
 int mfrd_store_count_states(struct mfrd_store *s,
 			    uint64_t counts[MFRD_PAGE_STATES]);

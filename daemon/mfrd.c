@@ -90,7 +90,8 @@ int64_t mfrd_now_usec(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static char *reload_result_path(void)
+/* NAME in mfrd's runtime directory. */
+static char *runtime_path(const char *name)
 {
 	const char *dir = getenv("RUNTIME_DIRECTORY");
 	char *path;
@@ -98,8 +99,40 @@ static char *reload_result_path(void)
 	/* systemd may list several, separated by ':'; ours is the first. */
 	if (!dir || !*dir)
 		dir = RUNTIME_DIR;
-	if (asprintf(&path, "%.*s/reload", (int)strcspn(dir, ":"), dir) < 0)
+	if (asprintf(&path, "%.*s/%s", (int)strcspn(dir, ":"), dir, name) < 0)
 		abort();
+	return path;
+}
+
+static char *reload_result_path(void)
+{
+	return runtime_path("reload");
+}
+
+/*
+ * The stand-in of the store file at path: in the runtime directory, which
+ * outlives a restart of mfrd (RuntimeDirectoryPreserve=restart), named
+ * after that path so that it is only ever merged into the store it
+ * stood in for.  FNV-1a: a name, not a secret.
+ */
+static char *standin_path(const char *store_path)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	char name[64], *path, *dir;
+
+	for (const char *c = store_path; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
+	snprintf(name, sizeof(name), "store-standin-%016" PRIx64 ".db", h);
+	path = runtime_path(name);
+	/* By hand, without systemd's RuntimeDirectory=. */
+	dir = strndup(path, strrchr(path, '/') - path);
+	if (!dir)
+		abort();
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		mfrd_logf(LOG_WARNING, NULL,
+			  "cannot create %s (%m): a stand-in of the store would be in memory only",
+			  dir);
+	free(dir);
 	return path;
 }
 
@@ -561,17 +594,42 @@ static void log_store_recovery(struct mfrd *d,
 	else
 		snprintf(copied, sizeof(copied),
 			 "no page record could be read from it: the pfns of earlier boots are unknown");
+	if (r->in_memory && !r->standin_error)
+		mfrd_log_field(l, "MFR_STORE_STANDIN", "%s", d->standin_path);
 	if (!r->in_memory)
 		mfrd_log_message(l, "the store %s is damaged (%s): moved aside to %s, a fresh store started; %s; acknowledge with \"mfrctl store ack\"",
 				 d->store_path, r->error, r->moved_to, copied);
 	else
-		mfrd_log_message(l, "the store %s cannot be used (%s: %s)%s%s: %s%s; %s; records are kept in memory and the file is retried until it opens; acknowledge with \"mfrctl store ack\"",
+		mfrd_log_message(l, "the store %s cannot be used (%s: %s)%s%s: %s%s; %s; records are kept %s%s%s and the file is retried until it opens, then they are merged into it; acknowledge with \"mfrctl store ack\"",
 				 d->store_path, mfrd_store_fault_name(r->fault),
 				 r->error, r->move_error ? "; " : "",
 				 r->move_error ?: "",
 				 r->moved_to ? "it was moved aside to " :
 				 "the file is left as it is", r->moved_to ?: "",
-				 copied);
+				 copied, r->standin_error ? "in memory only (" :
+				 "in the stand-in ",
+				 r->standin_error ?: d->standin_path,
+				 r->standin_error ? ")" : "");
+	mfrd_log_send(l);
+}
+
+/* The stand-in's records are in the store file now: say what. */
+static void log_standin_merged(struct mfrd *d,
+			       const struct mfrd_store_merged *m,
+			       const char *when)
+{
+	struct mfrd_log *l = mfrd_log_new(LOG_NOTICE,
+					  MFRD_MSGID_STORE_RECOVERED);
+
+	mfrd_log_field(l, "MFR_STORE", "%s", d->store_path);
+	mfrd_log_field(l, "MFR_STORE_MERGED_PAGES", "%lld", (long long)m->pages);
+	mfrd_log_field(l, "MFR_STORE_MERGED_EVENTS", "%lld",
+		       (long long)m->events);
+	mfrd_log_field(l, "MFR_STORE_MERGED_INCIDENTS", "%lld",
+		       (long long)m->incidents);
+	mfrd_log_message(l, "the records kept while the store %s could not be used (%s) are in it now: %lld page records, %lld events, %lld store incidents",
+			 d->store_path, when, (long long)m->pages,
+			 (long long)m->events, (long long)m->incidents);
 	mfrd_log_send(l);
 }
 
@@ -667,40 +725,66 @@ static void schedule_store_retry(struct mfrd *d)
 }
 
 /*
- * The store file failed at start and mfrd runs on a store in memory: try
- * the file again.  Once it opens, records go to it, and the next tick
- * re-reads this boot's pages from mfr.ko into it.
+ * The store file could not be used and mfrd runs on a stand-in: try the
+ * file again.  Only the file: a failed try costs no copy of its records.
+ * Once it opens, the stand-in's records (the incident with them) are
+ * merged into it, records go to it, and the next tick re-reads this
+ * boot's pages from mfr.ko into it.
  */
 static int on_store_retry(sd_event_source *src, uint64_t usec, void *arg)
 {
-	struct mfrd_store_recovery r;
+	struct mfrd_store_recovery r = { 0 };
+	struct mfrd_store_merged m;
 	struct mfrd *d = arg;
 	struct mfrd_store *s;
+	char *err = NULL;
 
 	(void)src;
 	(void)usec;
-	if (mfrd_store_open_or_recover(d->store_path, d->boot_id, &s, &r) ||
-	    r.in_memory) {
-		if (!r.in_memory)
-			s = NULL;
-		mfrd_store_close(s);
+	if (mfrd_store_open(d->store_path, d->boot_id, &s, &r.error, &r.fault)) {
+		/* Damaged meanwhile: moved aside as at start, if it can be. */
+		if (r.fault == MFRD_STORE_CORRUPT) {
+			mfrd_store_recovery_free(&r);
+			if (mfrd_store_open_or_recover(d->store_path, NULL,
+						       d->boot_id, &s, &r))
+				r.in_memory = true;
+			else if (r.in_memory)
+				mfrd_store_close(s);
+		} else {
+			r.in_memory = true;
+		}
+	}
+	if (r.in_memory) {
 		mfrd_logf(LOG_DEBUG, NULL, "the store %s still cannot be used: %s",
 			  d->store_path, r.error ?: "?");
 		mfrd_store_recovery_free(&r);
 		schedule_store_retry(d);
 		return 0;
 	}
+	if (mfrd_store_leave_standin(d->store, d->store_in_memory &&
+				     d->standin_path && !d->standin_lost ?
+				     d->standin_path : NULL,
+				     d->store_path, &m, &err)) {
+		mfrd_logf(LOG_WARNING, NULL,
+			  "the store %s opens again, but the records kept meanwhile cannot be merged into it (%s): still on the stand-in, retried",
+			  d->store_path, err);
+		free(err);
+		mfrd_store_close(s);
+		mfrd_store_recovery_free(&r);
+		schedule_store_retry(d);
+		return 0;
+	}
+	d->store = s;
 	if (r.fault != MFRD_STORE_OK) {
 		log_store_recovery(d, &r);
 		remember_incident(d, &r);
+		add_incident(d);
 	}
 	mfrd_store_recovery_free(&r);
-	mfrd_store_close(d->store);
-	d->store = s;
 	d->store_in_memory = false;
 	d->store_retry_usec = 0;
-	add_incident(d);
 	count_earlier_pfns(d, false);
+	log_standin_merged(d, &m, "merged now");
 	mfrd_logf(LOG_NOTICE, MFRD_MSGID_STORE_RECOVERED,
 		  "the store %s is in use again: records go to it from now on%s",
 		  d->store_path, d->connected ?
@@ -709,6 +793,31 @@ static int on_store_retry(sd_event_source *src, uint64_t usec, void *arg)
 		d->need_reconcile = true;
 	mfrd_report_soon(d);
 	return 0;
+}
+
+/*
+ * An earlier run stopped while its store file could not be used (a
+ * read-only directory fixed, then a restart): its stand-in, the store
+ * incident in it, goes into the file now, so that the incident stays
+ * until an operator acknowledges it.
+ */
+static void take_leftover_standin(struct mfrd *d)
+{
+	struct mfrd_store_merged m;
+	char *err = NULL;
+	int ret;
+
+	ret = mfrd_store_take_leftover(d->standin_path, d->store_path,
+				       d->boot_id, &m, &err);
+	if (ret > 0)
+		log_standin_merged(d, &m, "an earlier run's stand-in");
+	if (ret < 0) {
+		mfrd_logf(LOG_ERR, MFRD_MSGID_STORE_ERROR,
+			  "the stand-in %s an earlier run left cannot be merged into the store %s (%s): kept for the next start",
+			  d->standin_path, d->store_path, err ?: "?");
+		d->store_errors++;
+	}
+	free(err);
 }
 
 /*
@@ -727,8 +836,9 @@ static int open_store(struct mfrd *d)
 			  d->cfg.state_dir);
 	if (asprintf(&d->store_path, "%s/mfrd.db", d->cfg.state_dir) < 0)
 		abort();
-	if (mfrd_store_open_or_recover(d->store_path, d->boot_id, &d->store,
-				       &r)) {
+	d->standin_path = standin_path(d->store_path);
+	if (mfrd_store_open_or_recover(d->store_path, d->standin_path,
+				       d->boot_id, &d->store, &r)) {
 		mfrd_logf(LOG_ERR, NULL,
 			  "cannot open even a store in memory: %s",
 			  r.error ?: "out of memory");
@@ -738,11 +848,14 @@ static int open_store(struct mfrd *d)
 	if (r.fault != MFRD_STORE_OK) {
 		d->store_errors++;
 		d->store_in_memory = r.in_memory;
+		d->standin_lost = r.standin_error != NULL;
 		remember_incident(d, &r);
 		log_store_recovery(d, &r);
 		add_incident(d);
 	}
 	mfrd_store_recovery_free(&r);
+	if (!d->store_in_memory)
+		take_leftover_standin(d);
 	count_earlier_pfns(d, false);
 	return 0;
 }
@@ -1059,6 +1172,7 @@ static void cleanup(struct mfrd *d)
 	free(d->note);
 	free(d->store_moved_to);
 	free(d->store_path);
+	free(d->standin_path);
 	sd_event_source_unref(d->store_retry_src);
 	sd_event_source_unref(d->ready_timer);
 	sd_event_source_unref(d->identify_src);

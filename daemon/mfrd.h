@@ -73,7 +73,10 @@ struct mfrd {
 	struct mfrd_store *store;
 	char *store_path;		/* STATE_DIR/mfrd.db */
 	char *store_moved_to;		/* a damaged store was moved there */
-	bool store_in_memory;		/* the file is not usable (yet) */
+	char *standin_path;		/* the stand-in's file, in /run */
+	bool standin_lost;		/* ... did not open: in memory */
+	bool store_in_memory;		/* the file is not usable (yet): a
+					   stand-in holds the records */
 	enum mfrd_store_fault store_fault;	/* why, if it failed at start */
 	char store_fault_error[256];
 	int64_t store_copied;		/* pages read from the failed file */

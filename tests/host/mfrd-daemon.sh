@@ -5,7 +5,8 @@
 #   and metrics say so; mfrd keeps running;
 # - a store mfrd cannot use (a newer schema, locked, a read-only
 #   directory) is left as it is, its earlier pfns still counted, and the
-#   metric stays set, across restarts, until "mfrctl store ack";
+#   metric stays set, across restarts, until "mfrctl store ack" (also
+#   when the directory is writable again at the next start);
 # - not READY without the module, unless ready_without_module = yes, and
 #   the metrics say it waits; READY after ready_timeout all the same
 #   (a configuration error too), with a degraded STATUS, a warning and
@@ -495,6 +496,26 @@ if unshare -m true 2>/dev/null; then
 	stop_mfrd "ro" "$tmp/ro.log"
 	left_alone ro && cmp -s "$tmp/good.db" "$tmp/ro/mfrd.db" &&
 		ok "read-only directory: the file is intact" || fail "read-only directory: the file changed"
+	# The next start finds the directory writable (the read-only /var
+	# fixed, mfrd restarted): the incident of the read-only run is not
+	# forgotten but in the file, and stays until "mfrctl store ack".
+	rm -f "$tmp/ro.prom"
+	"$mfrd" --config "$tmp/ro.conf" --rules-dir "$tmp/rules" >"$tmp/ro2.log" 2>&1 &
+	pid=$!
+	wait_for 30 grep -qs '^mfrd_store_in_memory 0$' "$tmp/ro.prom" &&
+		grep -q '^mfrd_store_recovered 1$' "$tmp/ro.prom" &&
+		ok "read-only, then writable at the next start: mfrd_store_recovered still 1" ||
+		{ fail "read-only, then writable: $(grep -E '^mfrd_store' "$tmp/ro.prom" 2>&1)"; cat "$tmp/ro2.log"; }
+	[ "$(db_query "$tmp/ro/mfrd.db" "select count(*) from store_incidents where acked_usec is null and kind = 'unavailable'")" = 1 ] &&
+		grep -q 'are in it now: .* 1 store incidents' "$tmp/ro2.log" &&
+		ok "... the read-only run's incident is in the file, the journal says so" ||
+		{ fail "... no incident in the file: $(db_query "$tmp/ro/mfrd.db" "select count(*) from store_incidents")"; cat "$tmp/ro2.log"; }
+	out=$("$mfrctl" store ack --db "$tmp/ro/mfrd.db" 2>&1) || true
+	[ "$out" = "acknowledged 1 store incident" ] &&
+		wait_for 10 grep -qs '^mfrd_store_recovered 0$' "$tmp/ro.prom" &&
+		ok "... until mfrctl store ack: then mfrd_store_recovered 0" ||
+		fail "... store ack: $out; $(grep -E '^mfrd_store' "$tmp/ro.prom")"
+	stop_mfrd "ro, writable again" "$tmp/ro2.log"
 else
 	fail "read-only directory: unshare -m is not available (needs root)"
 fi
