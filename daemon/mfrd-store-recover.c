@@ -25,6 +25,7 @@ const char *mfrd_store_fault_name(enum mfrd_store_fault fault)
 	case MFRD_STORE_NEWER:
 		return "newer schema";
 	case MFRD_STORE_UNAVAILABLE:
+	case MFRD_STORE_LOCKED:	/* the error text says "locked" */
 		break;
 	}
 	return "unavailable";

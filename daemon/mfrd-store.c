@@ -179,6 +179,8 @@ static enum mfrd_store_fault fault_of(int rc)
 	case SQLITE_CORRUPT:
 	case SQLITE_NOTADB:
 		return MFRD_STORE_CORRUPT;
+	case SQLITE_BUSY:
+		return MFRD_STORE_LOCKED;
 	default:
 		return MFRD_STORE_UNAVAILABLE;
 	}
@@ -194,6 +196,11 @@ static int fail(struct mfrd_store *s, const char *what)
 const char *mfrd_store_error(const struct mfrd_store *s)
 {
 	return s->err;
+}
+
+bool mfrd_store_locked(const struct mfrd_store *s)
+{
+	return s->fault == MFRD_STORE_LOCKED;
 }
 
 /* Run a statement to completion and reset it; bindings are cleared. */
@@ -272,8 +279,12 @@ static int setup(struct mfrd_store *s, const char *path)
 		return s->db ? fail(s, path) :
 		       (snprintf(s->err, sizeof(s->err), "%s: out of memory",
 				 path), -1);
-	/* Readers (the sqlite3 shell, a backup) must not make us fail. */
-	sqlite3_busy_timeout(s->db, 5000);
+	/*
+	 * Short: mfrctl's writes take milliseconds, and a longer hold (an
+	 * operator's sqlite3 shell in BEGIN EXCLUSIVE) must not stop mfrd's
+	 * loop; the caller puts the records aside and retries on a timer.
+	 */
+	sqlite3_busy_timeout(s->db, MFRD_STORE_BUSY_TIMEOUT_MS);
 	if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &st,
 			       NULL))
 		return fail(s, path);
@@ -728,7 +739,7 @@ static int open_readonly(const char *path, bool immutable, sqlite3 **db)
 			     SQLITE_OPEN_NOMUTEX, NULL);
 	free(uri);
 	if (rc == SQLITE_OK)
-		sqlite3_busy_timeout(*db, 5000);
+		sqlite3_busy_timeout(*db, MFRD_STORE_BUSY_TIMEOUT_MS);
 	return rc;
 }
 

@@ -9,6 +9,7 @@
 #ifndef MFRD_STORE_H
 #define MFRD_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/mfr.h>
@@ -78,8 +79,17 @@ enum mfrd_store_fault {
 	MFRD_STORE_OK,
 	MFRD_STORE_CORRUPT,	/* SQLITE_CORRUPT, SQLITE_NOTADB, quick_check */
 	MFRD_STORE_NEWER,	/* written by a newer mfrd: a downgrade */
-	MFRD_STORE_UNAVAILABLE,	/* busy, full, I/O error, read-only, ... */
+	MFRD_STORE_UNAVAILABLE,	/* full, I/O error, read-only, ... */
+	/*
+	 * Another program holds the write lock (SQLITE_BUSY after a short
+	 * wait: mfrd's loop must not stop for it).  One way of being
+	 * unavailable: its name for operators is that one.
+	 */
+	MFRD_STORE_LOCKED,
 };
+
+/* How long a write waits for another program's lock before it fails. */
+#define MFRD_STORE_BUSY_TIMEOUT_MS	200
 
 /*
  * Open (creating it if need be) the database at path, migrate it to
@@ -95,6 +105,9 @@ void mfrd_store_close(struct mfrd_store *s);
 
 /* Why the last failing call failed. */
 const char *mfrd_store_error(const struct mfrd_store *s);
+
+/* The last failing call failed because another program holds the lock. */
+bool mfrd_store_locked(const struct mfrd_store *s);
 
 /* The database's schema version (PRAGMA user_version), or -1. */
 int mfrd_store_schema_version(struct mfrd_store *s);

@@ -44,6 +44,8 @@
 /* Retries of a store file that could not be used: 1 s doubling to 5 min. */
 #define STORE_RETRY_MIN_USEC	1000000ULL
 #define STORE_RETRY_MAX_USEC	(300 * 1000000ULL)
+/* ... to 30 s while it is locked: records wait aside for its release. */
+#define STORE_RETRY_LOCKED_MAX_USEC	(30 * 1000000ULL)
 /* Settings with errors at start are read again this often. */
 #define CONFIG_RETRY_SEC	5
 #define CONFIG_RETRY_TEXT	"5 s"
@@ -198,6 +200,8 @@ static int on_identify(sd_event_source *s, void *arg)
 	int n = mfrd_store_identify_pages(d->store, identify, d,
 					  IDENTIFY_SLICE);
 
+	if (n < 0 && mfrd_store_put_aside(d))
+		return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 	if (n < 0) {
 		mfrd_store_failed(d, mfrd_store_error(d->store));
 	} else {
@@ -264,7 +268,11 @@ void mfrd_prune_events(struct mfrd *d)
 		before = mfrd_now_usec() -
 			 (int64_t)d->cfg.events_max_age_days * 86400 * 1000000;
 	n = mfrd_store_prune_events(d->store, before, d->cfg.events_max_rows);
-	if (n < 0)
+	/* Locked by another program: retention waits for the next tick. */
+	if (n < 0 && mfrd_store_locked(d->store))
+		mfrd_logf(LOG_DEBUG, NULL, "events log retention skipped: %s",
+			  mfrd_store_error(d->store));
+	else if (n < 0)
 		mfrd_store_failed(d, mfrd_store_error(d->store));
 	else
 		d->events_pruned += (uint64_t)n;
@@ -705,10 +713,13 @@ static void schedule_store_retry(struct mfrd *d)
 {
 	uint64_t now;
 
+	uint64_t max = d->store_locked ? STORE_RETRY_LOCKED_MAX_USEC :
+				       STORE_RETRY_MAX_USEC;
+
 	d->store_retry_usec = d->store_retry_usec ?
 			      d->store_retry_usec * 2 : STORE_RETRY_MIN_USEC;
-	if (d->store_retry_usec > STORE_RETRY_MAX_USEC)
-		d->store_retry_usec = STORE_RETRY_MAX_USEC;
+	if (d->store_retry_usec > max)
+		d->store_retry_usec = max;
 	if (sd_event_now(d->event, CLOCK_MONOTONIC, &now) < 0)
 		return;
 	if (d->store_retry_src) {
@@ -755,6 +766,7 @@ static int on_store_retry(sd_event_source *src, uint64_t usec, void *arg)
 		}
 	}
 	if (r.in_memory) {
+		d->store_locked = r.fault == MFRD_STORE_LOCKED;
 		mfrd_logf(LOG_DEBUG, NULL, "the store %s still cannot be used: %s",
 			  d->store_path, r.error ?: "?");
 		mfrd_store_recovery_free(&r);
@@ -782,6 +794,7 @@ static int on_store_retry(sd_event_source *src, uint64_t usec, void *arg)
 	}
 	mfrd_store_recovery_free(&r);
 	d->store_in_memory = false;
+	d->store_locked = false;
 	d->store_retry_usec = 0;
 	count_earlier_pfns(d, false);
 	log_standin_merged(d, &m, "merged now");
@@ -793,6 +806,45 @@ static int on_store_retry(sd_event_source *src, uint64_t usec, void *arg)
 		d->need_reconcile = true;
 	mfrd_report_soon(d);
 	return 0;
+}
+
+bool mfrd_store_put_aside(struct mfrd *d)
+{
+	struct mfrd_store_recovery r = { 0 };
+	struct mfrd_log *l;
+	struct mfrd_store *s;
+
+	if (d->store_in_memory || !mfrd_store_locked(d->store))
+		return false;
+	/* The file's records too: counts and boot offlining stay right. */
+	if (mfrd_store_open_standin(d->store_path, d->standin_path,
+				    d->boot_id, &s, &r)) {
+		mfrd_logf(LOG_CRIT, NULL,
+			  "the store %s is locked by another program and no stand-in opens (%s)",
+			  d->store_path, r.error ?: "?");
+		mfrd_store_recovery_free(&r);
+		return false;
+	}
+	l = mfrd_log_new(LOG_WARNING, MFRD_MSGID_STORE_ERROR);
+	mfrd_log_field(l, "MFR_STORE", "%s", d->store_path);
+	mfrd_log_field(l, "MFR_STORE_ERROR", "%s", mfrd_store_error(d->store));
+	mfrd_log_field(l, "MFR_STORE_LOCKED", "1");
+	mfrd_log_message(l, "the store %s is LOCKED by another program (%s; an sqlite3 shell in a transaction?): records are kept aside in %s%s until it is released, then merged into it; retried in 1 s, then up to every %llu s",
+			 d->store_path, mfrd_store_error(d->store),
+			 r.standin_error ? "memory" : d->standin_path,
+			 r.standin_error ? " (the stand-in file does not open)" : "",
+			 STORE_RETRY_LOCKED_MAX_USEC / 1000000);
+	mfrd_log_send(l);
+	mfrd_store_close(d->store);
+	d->store = s;
+	d->store_in_memory = true;
+	d->store_locked = true;
+	d->standin_lost = r.standin_error != NULL;
+	d->store_retry_usec = 0;
+	mfrd_store_recovery_free(&r);
+	schedule_store_retry(d);
+	mfrd_report_soon(d);
+	return true;
 }
 
 /*
@@ -848,6 +900,7 @@ static int open_store(struct mfrd *d)
 	if (r.fault != MFRD_STORE_OK) {
 		d->store_errors++;
 		d->store_in_memory = r.in_memory;
+		d->store_locked = r.fault == MFRD_STORE_LOCKED;
 		d->standin_lost = r.standin_error != NULL;
 		remember_incident(d, &r);
 		log_store_recovery(d, &r);

@@ -75,6 +75,7 @@ struct mfrd {
 	char *store_moved_to;		/* a damaged store was moved there */
 	char *standin_path;		/* the stand-in's file, in /run */
 	bool standin_lost;		/* ... did not open: in memory */
+	bool store_locked;		/* the file failed as locked */
 	bool store_in_memory;		/* the file is not usable (yet): a
 					   stand-in holds the records */
 	enum mfrd_store_fault store_fault;	/* why, if it failed at start */
@@ -150,6 +151,15 @@ void mfrd_store_check_outside_change(struct mfrd *d);
 
 /* A store read or write failed: counted, exported, logged when new. */
 void mfrd_store_failed(struct mfrd *d, const char *what);
+
+/*
+ * The store file's last write failed because another program holds its
+ * lock: records go to a stand-in from now on (nothing waits, nothing is
+ * dropped), and the file is retried on a timer; once free, the stand-in
+ * is merged into it.  Returns true if the caller should write again (to
+ * the stand-in), false if the failure was something else.
+ */
+bool mfrd_store_put_aside(struct mfrd *d);
 
 /*
  * Physical address and DIMM of the pages recorded without them: in

@@ -6,7 +6,8 @@
 # - a store mfrd cannot use (a newer schema, locked, a read-only
 #   directory) is left as it is, its earlier pfns still counted, and the
 #   metric stays set, across restarts, until "mfrctl store ack" (also
-#   when the directory is writable again at the next start);
+#   when the directory is writable again at the next start); a lock,
+#   at start or while mfrd runs, does not stop its event loop;
 # - not READY without the module, unless ready_without_module = yes, and
 #   the metrics say it waits; READY after ready_timeout all the same
 #   (a configuration error too), with a degraded STATUS, a warning and
@@ -406,6 +407,22 @@ store_case() { # NAME: a state directory $tmp/NAME with the good store
 db_query() { # DB SQL
 	python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])' "$@"
 }
+# max_reload_ms PID: "mfrd --reload" again and again while PID runs; the
+# slowest answer in ms (the daemon answers from its event loop).  1.5 s
+# apart: a reload re-arms the metrics tick (1 s here), whose store writes
+# must get their turn in between.
+max_reload_ms() {
+	local max=0 t0 t1 ms
+	while kill -0 "$1" 2>/dev/null; do
+		t0=$(date +%s%N)
+		timeout 20 "$mfrd" --reload "$pid" >/dev/null 2>&1 || true
+		t1=$(date +%s%N)
+		ms=$(((t1 - t0) / 1000000))
+		[ "$ms" -gt "$max" ] && max=$ms
+		sleep 1.5
+	done
+	echo "$max"
+}
 left_alone() { # NAME: the store is where it was, nothing moved aside
 	[ -f "$tmp/$1/mfrd.db" ] && ! ls "$tmp/$1"/mfrd.db.broken-* >/dev/null 2>&1
 }
@@ -433,14 +450,14 @@ left_alone newer && [ "$(db_query "$tmp/newer/mfrd.db" "pragma user_version")" =
 	ok "newer schema: the file is intact (version 99, its record)" ||
 	{ fail "newer schema: the file was changed"; ls -la "$tmp/newer"; }
 
-# Locked by another writer (an operator's sqlite3 shell) for 8 s.
+# Locked by another writer (an operator's sqlite3 shell) for 20 s.
 store_case locked
 python3 - "$tmp/locked/mfrd.db" "$tmp/locked.held" <<'EOP' &
 import sqlite3, sys, time
 c = sqlite3.connect(sys.argv[1], isolation_level=None)
 c.execute("BEGIN EXCLUSIVE")
 open(sys.argv[2], "w").close()
-time.sleep(8)
+time.sleep(20)
 c.execute("ROLLBACK")
 EOP
 locker=$!
@@ -453,6 +470,13 @@ if wait_for 30 grep -qs '^mfrd_store_in_memory 1$' "$tmp/locked.prom" &&
 else
 	fail "locked store: $(grep -E 'memory|earlier' "$tmp/locked.prom" 2>&1)"; cat "$tmp/locked.log"
 fi
+grep -q '^mfrd_store_locked 1$' "$tmp/locked.prom" &&
+	ok "locked store: metric mfrd_store_locked 1" || fail "locked store: $(grep -E '^mfrd_store' "$tmp/locked.prom")"
+# The retries of the file (1 s, 2 s, 4 s) must not stop the loop: each
+# waited 5 s for the lock (SQLite's busy timeout).
+slowest=$(max_reload_ms "$locker")
+[ "$slowest" -lt 2000 ] && ok "locked store: reloads answered while the file is retried, the slowest in $slowest ms" ||
+	fail "locked store: a reload took $slowest ms while the file was retried"
 wait "$locker"
 if wait_for 30 grep -qs '^mfrd_store_in_memory 0$' "$tmp/locked.prom" &&
 	grep -q "in use again" "$tmp/locked.log"; then
@@ -479,6 +503,36 @@ else
 	fail "mfrctl store ack: $out; $(grep -E "^mfrd_store" "$tmp/locked.prom")"
 fi
 stop_mfrd "locked2" "$tmp/locked2.log"
+
+# Locked while mfrd runs on it (an operator's sqlite3 shell in BEGIN
+# EXCLUSIVE for 10 s): the loop goes on (reloads answered; each write
+# used to wait 5 s for the lock), no store error, the file in use after.
+store_case lockedlive
+"$mfrd" --config "$tmp/lockedlive.conf" --rules-dir "$tmp/rules" >"$tmp/lockedlive.log" 2>&1 &
+pid=$!
+wait_for 30 grep -qs '^mfrd_store_in_memory 0$' "$tmp/lockedlive.prom" ||
+	fail "lockedlive: mfrd did not start on the file"
+errors_before=$(sed -n 's/^mfrd_store_errors_total //p' "$tmp/lockedlive.prom")
+python3 - "$tmp/lockedlive/mfrd.db" "$tmp/lockedlive.held" <<'EOP' &
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN EXCLUSIVE")
+open(sys.argv[2], "w").close()
+time.sleep(10)
+c.execute("ROLLBACK")
+EOP
+locker=$!
+wait_for 10 test -e "$tmp/lockedlive.held"
+slowest=$(max_reload_ms "$locker")
+wait "$locker"
+[ "$slowest" -lt 2000 ] && ok "lockedlive: reloads answered while another program holds the lock, the slowest in $slowest ms" ||
+	fail "lockedlive: a reload took $slowest ms while the store was locked"
+sleep 2
+kill -0 "$pid" && grep -q "^mfrd_store_errors_total $errors_before$" "$tmp/lockedlive.prom" &&
+	grep -q '^mfrd_store_in_memory 0$' "$tmp/lockedlive.prom" &&
+	ok "lockedlive: mfrd running, on the file, no store error for the lock" ||
+	fail "lockedlive: $(grep -E '^mfrd_store' "$tmp/lockedlive.prom")"
+stop_mfrd "lockedlive" "$tmp/lockedlive.log"
 
 # A read-only state directory (a read-only /var): a read-only bind mount
 # in a mount namespace of its own.
