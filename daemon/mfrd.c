@@ -471,8 +471,11 @@ static char *join_errors(const struct mfrd_errors *errs)
 	return s;
 }
 
-/* Returns true if the new configuration and rules are in force. */
-static bool reload(struct mfrd *d, char **why)
+/*
+ * Returns true if the new configuration and rules are in force.  asked:
+ * an operator's reload; a refused one is counted in the metrics.
+ */
+static bool reload(struct mfrd *d, char **why, bool asked)
 {
 	struct mfrd_config cfg = { 0 };
 	struct mfrd_rules rules = { 0 };
@@ -485,7 +488,7 @@ static bool reload(struct mfrd *d, char **why)
 		set_note(d, "reload refused: configuration errors, running on the previous one");
 		*why = join_errors(&errs);
 		mfrd_errors_free(&errs);
-		d->reloads_failed++;
+		d->reloads_failed += asked;
 		return false;
 	}
 	d->reload_error = why;
@@ -496,7 +499,7 @@ static bool reload(struct mfrd *d, char **why)
 		set_note(d, "reload refused: mfr.ko refused a rule, running on the previous rules");
 		mfrd_config_free(&cfg);
 		mfrd_rules_free(&rules);
-		d->reloads_failed++;
+		d->reloads_failed += asked;
 		return false;
 	}
 	if (d->connected) {
@@ -537,24 +540,31 @@ static bool reload(struct mfrd *d, char **why)
 	return true;
 }
 
-static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si,
-		     void *arg)
+void mfrd_reload_now(struct mfrd *d, bool asked)
 {
-	struct mfrd *d = arg;
 	char *why = NULL;
 	bool ok;
 
-	(void)s;
-	(void)si;
+	/* sd_notify(3): RELOADING=1 with the time, READY=1 when done. */
 	if (d->ready_sent)
 		sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%lld",
 			   (long long)mfrd_monotonic_usec());
-	ok = reload(d, &why);
-	write_reload_result(ok, why);
+	ok = reload(d, &why, asked);
+	if (asked)
+		write_reload_result(ok, why);
 	free(why);
 	if (d->ready_sent)
 		mfrd_report_status(d, "READY=1");
+	/* A start pending on refused rules ends here once they are in. */
 	mfrd_ready_if_protected(d);
+}
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si,
+		     void *arg)
+{
+	(void)s;
+	(void)si;
+	mfrd_reload_now(arg, true);
 	return 0;
 }
 
@@ -1229,6 +1239,7 @@ static void cleanup(struct mfrd *d)
 	sd_event_source_unref(d->store_retry_src);
 	sd_event_source_unref(d->ready_timer);
 	sd_event_source_unref(d->identify_src);
+	mfrd_pending_reload_stop(d);
 	free(d->rules_refusal);
 	free(d->cgroup_root);
 	free(d->cgroup_ids);
@@ -1317,6 +1328,7 @@ int main(int argc, char **argv)
 			ret = EXIT_FAILURE;
 			goto out;
 		}
+		mfrd_pending_reload_watch(&d);
 		if (d.cfg.ready_timeout)
 			mfrd_logf(LOG_NOTICE, NULL,
 				  "not READY until the rules are in mfr.ko, for %u s at most (ready_timeout)",

@@ -16,6 +16,7 @@
  *   mfrd-store-recover.c  a store that does not open: nothing lost
  *   mfrd-offline.c  hard-offlining the pfns of earlier boots
  *   mfrd-report.c   STATUS= and the metrics file
+ *   mfrd-pending-reload.c  until READY=1, a changed file is reloaded
  *   mfrd-log.c      journal entries
  */
 #ifndef MFRD_H
@@ -67,6 +68,9 @@ struct mfrd {
 	bool ready_degraded;		/* ... by ready_timeout, unprotected */
 	sd_event_source *ready_timer;	/* ready_timeout after the start */
 	bool rules_retrying;		/* a retry: a known refusal is quiet */
+	/* Until READY=1: mfrd.conf's directory and rules.d, watched. */
+	sd_event_source *pending_conf_src, *pending_rules_src;
+	sd_event_source *pending_settle_src;	/* ... a change settling */
 	char *rules_refusal;		/* the last refusal logged */
 
 	char boot_id[64];
@@ -185,6 +189,21 @@ void mfrd_ready_if_protected(struct mfrd *d);
 
 /* The rules refused at connect or on a retry: push them again. */
 void mfrd_rules_retry(struct mfrd *d);
+
+/*
+ * Read the settings and rules again and push them, as on SIGHUP (asked:
+ * the outcome goes to "mfrd --reload"); READY=1 if that protects a start
+ * still pending.
+ */
+void mfrd_reload_now(struct mfrd *d, bool asked);
+
+/* mfrd-pending-reload.c */
+/*
+ * Until READY=1, reload as soon as mfrd.conf or a file in rules.d
+ * changes: systemd holds a "systemctl reload" back until the start ends.
+ */
+void mfrd_pending_reload_watch(struct mfrd *d);
+void mfrd_pending_reload_stop(struct mfrd *d);
 
 /* CLOCK_REALTIME microseconds, as the store keeps times. */
 int64_t mfrd_now_usec(void);

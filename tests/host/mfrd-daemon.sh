@@ -15,7 +15,9 @@
 # - a configuration error at start makes mfrd wait for a fix, logging
 #   its errors once, not exit into a restart loop;
 # - "mfrd --reload PID" (the unit's ExecReload) waits for the outcome:
-#   exit 1 with FILE:LINE for refused rules, 0 for good ones;
+#   exit 1 with FILE:LINE for refused rules, 0 for good ones; until
+#   READY=1 a changed rule file is read at once (systemd holds reloads
+#   back until the start ends);
 # - the metrics file passes "promtool check metrics" when promtool is
 #   installed (Debian's prometheus package).
 set -euo pipefail
@@ -390,6 +392,34 @@ ready_after_reload() { tr -d '\n' <"$tmp/notify3.log" | grep -q 'RELOADING=1.*RE
 	ok "ready_timeout: a reload after the degraded READY=1 succeeds, still DEGRADED" ||
 	{ fail "ready_timeout: reload exit $rc: $(cat "$tmp/reload3.out")"; cat "$tmp/notify3.log"; }
 stop_mfrd "ready_timeout" "$tmp/bounded.log"
+kill "$listener" 2>/dev/null || true
+
+# A reload while the start is pending: systemd folds "systemctl reload"
+# into the start job until READY=1 (ready_timeout), so mfrd itself reads
+# a changed rules.d at once until then; after READY=1, only on SIGHUP.
+mkdir -p "$tmp/rules-pending"
+cp "$tmp/rules/10-vms.conf" "$tmp/rules-pending/"
+sed -e 's/^ready_timeout = .*/ready_timeout = 5/' \
+	-e "s|^metrics_file = .*|metrics_file = $tmp/pending.prom|" "$tmp/bounded.conf" >"$tmp/pending.conf"
+notify_listener "$tmp/notify6" "$tmp/notify6.log"
+NOTIFY_SOCKET=$tmp/notify6 "$mfrd" --config "$tmp/pending.conf" --rules-dir "$tmp/rules-pending" \
+	>"$tmp/pending.log" 2>&1 &
+pid=$!
+wait_for 10 grep -q 'not READY until the rules are in mfr.ko' "$tmp/pending.log"
+printf '[rule]\nname-glob = fixed-*\naction = keep\n' >"$tmp/rules-pending/20-fixed.conf"
+if wait_for 3 grep -q 'configuration reloaded: 2 rules' "$tmp/pending.log"; then
+	ok "start pending: a rule file written is read at once, no SIGHUP needed (systemd holds reloads back)"
+else
+	fail "start pending: the new rule file was not read"; cat "$tmp/pending.log"
+fi
+grep -q 'READY=1' "$tmp/notify6.log" && fail "start pending: READY=1 without the module" ||
+	ok "start pending: still no READY=1 (mfr.ko not loaded)"
+wait_for 10 grep -q 'READY=1' "$tmp/notify6.log" || fail "start pending: no READY=1 after ready_timeout"
+printf '[rule]\nname-glob = later-*\naction = keep\n' >"$tmp/rules-pending/30-later.conf"
+sleep 2
+! grep -q 'configuration reloaded: 3 rules' "$tmp/pending.log" &&
+	ok "after READY=1 a changed file waits for a reload" || fail "after READY=1 a changed file was read without a reload"
+stop_mfrd "start pending" "$tmp/pending.log"
 kill "$listener" 2>/dev/null || true
 
 # Stores mfrd cannot use are left as they are.  Each case starts from a
