@@ -296,6 +296,9 @@ static const char *unprotected_reason(const struct mfrd *d)
 
 void mfrd_ready_if_protected(struct mfrd *d)
 {
+	/* Never before the pfns of earlier boots are offline. */
+	if (d->offlining)
+		return;
 	if (d->ready_sent) {
 		if (d->ready_degraded && !unprotected_reason(d)) {
 			d->ready_degraded = false;
@@ -1240,6 +1243,7 @@ static void cleanup(struct mfrd *d)
 	sd_event_source_unref(d->ready_timer);
 	sd_event_source_unref(d->identify_src);
 	mfrd_pending_reload_stop(d);
+	mfrd_offline_cancel(d);
 	free(d->rules_refusal);
 	free(d->cgroup_root);
 	free(d->cgroup_ids);
@@ -1248,6 +1252,51 @@ static void cleanup(struct mfrd *d)
 	free(d->dimm_changed_pfns);
 	mfrd_dimms_free(d->dimms);
 	sd_event_unref(d->event);
+}
+
+/*
+ * The rest of the start, once boot offlining is done (it runs in slices
+ * from the loop): connect, then READY=1 if protected, else the bound of
+ * ready_timeout, counted from the start of the process.  A failure ends
+ * the loop.
+ */
+static void start_after_offlining(struct mfrd *d)
+{
+	int ret;
+
+	mfrd_module_try_connect(d);
+	if (d->failed)
+		return;		/* mfrd_fail() ended the loop */
+	if (!d->connected) {
+		struct mfrd_log *l = mfrd_log_new(LOG_NOTICE,
+						  MFRD_MSGID_MODULE_STATE);
+
+		mfrd_log_field(l, "MFR_MODULE_STATE", "waiting");
+		mfrd_log_message(l, "mfr.ko is not loaded: waiting for it");
+		mfrd_log_send(l);
+	}
+	mfrd_logf(LOG_INFO, NULL, "started: %zu rules, state in %s%s",
+		  d->rules.n, d->cfg.state_dir,
+		  d->store_in_memory ? " (store in memory only)" : "");
+	mfrd_report_soon(d);
+	mfrd_ready_if_protected(d);
+	if (d->ready_sent)
+		return;
+	ret = arm_ready_timeout(d, d->started_usec);
+	if (ret < 0) {
+		mfrd_logf(LOG_ERR, NULL, "cannot set the ready timeout: %s",
+			  strerror(-ret));
+		mfrd_fail(d);
+		return;
+	}
+	mfrd_pending_reload_watch(d);
+	if (d->cfg.ready_timeout)
+		mfrd_logf(LOG_NOTICE, NULL,
+			  "not READY until the rules are in mfr.ko, for %u s at most (ready_timeout)",
+			  d->cfg.ready_timeout);
+	else
+		mfrd_logf(LOG_NOTICE, NULL,
+			  "not READY until the rules are in mfr.ko, however long that takes (ready_timeout = 0)");
 }
 
 int main(int argc, char **argv)
@@ -1300,43 +1349,11 @@ int main(int argc, char **argv)
 		schedule_store_retry(&d);
 	/* Left by a restart between a reconcile and its identification. */
 	mfrd_identify_pages(&d);
+	d.started_usec = started;
 	if (d.cfg.offline_recorded_pfns)
-		mfrd_offline_recorded(&d);
-	mfrd_module_try_connect(&d);
-	if (d.failed) {
-		ret = EXIT_FAILURE;
-		goto out;
-	}
-	if (!d.connected) {
-		struct mfrd_log *l = mfrd_log_new(LOG_NOTICE,
-						  MFRD_MSGID_MODULE_STATE);
-
-		mfrd_log_field(l, "MFR_MODULE_STATE", "waiting");
-		mfrd_log_message(l, "mfr.ko is not loaded: waiting for it");
-		mfrd_log_send(l);
-	}
-	mfrd_logf(LOG_INFO, NULL, "started: %zu rules, state in %s%s",
-		  d.rules.n, d.cfg.state_dir,
-		  d.store_in_memory ? " (store in memory only)" : "");
-	mfrd_report_soon(&d);
-	mfrd_ready_if_protected(&d);
-	if (!d.ready_sent) {
-		ret = arm_ready_timeout(&d, started);
-		if (ret < 0) {
-			mfrd_logf(LOG_ERR, NULL, "cannot set the ready timeout: %s",
-				  strerror(-ret));
-			ret = EXIT_FAILURE;
-			goto out;
-		}
-		mfrd_pending_reload_watch(&d);
-		if (d.cfg.ready_timeout)
-			mfrd_logf(LOG_NOTICE, NULL,
-				  "not READY until the rules are in mfr.ko, for %u s at most (ready_timeout)",
-				  d.cfg.ready_timeout);
-		else
-			mfrd_logf(LOG_NOTICE, NULL,
-				  "not READY until the rules are in mfr.ko, however long that takes (ready_timeout = 0)");
-	}
+		mfrd_offline_recorded(&d, start_after_offlining);
+	else
+		start_after_offlining(&d);
 
 	ret = sd_event_loop(d.event);
 	if (ret < 0) {

@@ -14,7 +14,7 @@
  *   mfrd-atomic-file.c  replacing a file atomically and durably
  *   mfrd-clock.c    the monotonic clock
  *   mfrd-store-recover.c  a store that does not open: nothing lost
- *   mfrd-offline.c  hard-offlining the pfns of earlier boots
+ *   mfrd-offline.c  offlining the pfns of earlier boots, in slices
  *   mfrd-report.c   STATUS= and the metrics file
  *   mfrd-pending-reload.c  until READY=1, a changed file is reloaded
  *   mfrd-log.c      journal entries
@@ -42,6 +42,8 @@ struct mfrd_memfd {
 	bool has_cgroup_id;
 	uint64_t cgroup_id;
 };
+
+struct mfrd_offline_pass;
 
 struct mfrd {
 	sd_event *event;
@@ -72,6 +74,11 @@ struct mfrd {
 	sd_event_source *pending_conf_src, *pending_rules_src;
 	sd_event_source *pending_settle_src;	/* ... a change settling */
 	char *rules_refusal;		/* the last refusal logged */
+
+	/* Start: boot offlining, in slices, comes before connect and READY. */
+	int64_t started_usec;		/* CLOCK_MONOTONIC, for ready_timeout */
+	bool offlining;			/* ... still running */
+	struct mfrd_offline_pass *offline_pass;	/* its state */
 
 	char boot_id[64];
 	struct mfrd_store *store;
@@ -172,9 +179,10 @@ bool mfrd_store_put_aside(struct mfrd *d);
 void mfrd_identify_pages(struct mfrd *d);
 
 /*
- * Long work that cannot leave the loop (boot offlining before it runs,
- * one reconcile transaction) calls this after each unit of progress:
- * WATCHDOG=1 at most every quarter of WatchdogSec.
+ * Long work that cannot leave the loop (one reconcile transaction) calls
+ * this after each unit of progress: WATCHDOG=1 at most every quarter of
+ * WatchdogSec.  Work that can be cut is done in slices instead (boot
+ * offlining, memory identity), and the loop feeds the watchdog.
  */
 void mfrd_watchdog_progress(struct mfrd *d);
 
@@ -254,7 +262,14 @@ int mfrd_events_read(struct mfrd *d);
 void mfrd_memfds_clear(struct mfrd *d);
 
 /* mfrd-offline.c */
-void mfrd_offline_recorded(struct mfrd *d);
+/*
+ * Offline the pfns of earlier boots, once per boot, in slices from the
+ * event loop; done() is called when the pass is over (at once if there
+ * is none to do).
+ */
+void mfrd_offline_recorded(struct mfrd *d, void (*done)(struct mfrd *d));
+/* Stopping during the pass: its state freed, done() not called. */
+void mfrd_offline_cancel(struct mfrd *d);
 /*
  * The store changed behind mfrd (mfrctl forget): pfns no longer recorded
  * leave the counts of failed and DIMM-changed pfns.  pfns: the earlier

@@ -440,7 +440,9 @@ db_query() { # DB SQL
 # max_reload_ms PID: "mfrd --reload" again and again while PID runs; the
 # slowest answer in ms (the daemon answers from its event loop).  1.5 s
 # apart: a reload re-arms the metrics tick (1 s here), whose store writes
-# must get their turn in between.
+# must get their turn in between.  The bound the callers check, 3 s,
+# leaves room for a loaded host (CI VMs beside it: once 3.0 s) and is
+# still under the 4.5 to 10 s that a blocked loop took.
 max_reload_ms() {
 	local max=0 t0 t1 ms
 	while kill -0 "$1" 2>/dev/null; do
@@ -505,7 +507,7 @@ grep -q '^mfrd_store_locked 1$' "$tmp/locked.prom" &&
 # The retries of the file (1 s, 2 s, 4 s) must not stop the loop: each
 # waited 5 s for the lock (SQLite's busy timeout).
 slowest=$(max_reload_ms "$locker")
-[ "$slowest" -lt 2000 ] && ok "locked store: reloads answered while the file is retried, the slowest in $slowest ms" ||
+[ "$slowest" -lt 3000 ] && ok "locked store: reloads answered while the file is retried, the slowest in $slowest ms" ||
 	fail "locked store: a reload took $slowest ms while the file was retried"
 wait "$locker"
 if wait_for 30 grep -qs '^mfrd_store_in_memory 0$' "$tmp/locked.prom" &&
@@ -555,7 +557,7 @@ locker=$!
 wait_for 10 test -e "$tmp/lockedlive.held"
 slowest=$(max_reload_ms "$locker")
 wait "$locker"
-[ "$slowest" -lt 2000 ] && ok "lockedlive: reloads answered while another program holds the lock, the slowest in $slowest ms" ||
+[ "$slowest" -lt 3000 ] && ok "lockedlive: reloads answered while another program holds the lock, the slowest in $slowest ms" ||
 	fail "lockedlive: a reload took $slowest ms while the store was locked"
 sleep 2
 kill -0 "$pid" && grep -q "^mfrd_store_errors_total $errors_before$" "$tmp/lockedlive.prom" &&
@@ -758,6 +760,62 @@ wait_for 30 grep -qs 'MFR_OFFLINED=2 MFR_ALREADY=0 MFR_FAILED=0 MFR_HARD_OFFLINE
 	ok "offline: both soft-offlined, none hard-offlined" ||
 	fail "offline: $(grep -i earlier "$tmp/offline2.log")"
 stop_mfrd "offline again" "$tmp/offline2.log"
+
+# Boot offlining runs in slices from the event loop (WatchdogSec=30
+# semantics: the loop feeds the watchdog, not the loop of pfns): 3000
+# pfns whose soft-offlining takes a few ms each (a FIFO read slowly
+# stands in for the sysfs file, as a page migration would); reloads are
+# answered meanwhile (they waited for the whole pass), and the start
+# (connect, READY=1) waits for the pass to end.
+store_case slowoff
+python3 - "$tmp/slowoff/mfrd.db" "$base" <<'EOP'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("DELETE FROM poisoned_pages")
+base = int(sys.argv[2])
+c.executemany("INSERT INTO poisoned_pages (boot_id, pfn, state, first_seen_usec, last_update_usec)"
+              " VALUES ('boot-1', ?, 'offlined', 1, 1)", ((base + i,) for i in range(3000)))
+c.commit()
+EOP
+mkdir -p "$tmp/slowmem"
+mkfifo "$tmp/slowmem/soft_offline_page"
+: >"$tmp/slowmem/hard_offline_page"
+python3 - "$tmp/slowmem/soft_offline_page" 3000 >"$tmp/slowmem/count" <<'EOP' &
+import fcntl, os, sys, time
+# Open for reading and writing: never EOF, no SIGPIPE for mfrd.  A pipe
+# of one page: once full, each write waits for a read, one every 3 ms.
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.fcntl(fd, 1031, 4096)		# F_SETPIPE_SZ
+buf = b""
+while buf.count(b"0x") < int(sys.argv[2]):
+    buf += os.read(fd, 15)
+    if not os.path.exists(sys.argv[1] + ".started"):
+        open(sys.argv[1] + ".started", "w").close()
+    time.sleep(0.003)
+print(buf.count(b"0x"))
+EOP
+reader=$!
+sed -i 's/^offline_recorded_pfns = no$/offline_recorded_pfns = yes/' "$tmp/slowoff.conf"
+MFRD_SYSFS_MEMORY=$tmp/slowmem MFRD_KPAGEFLAGS=$tmp/none \
+	"$mfrd" --config "$tmp/slowoff.conf" --rules-dir "$tmp/rules" >"$tmp/slowoff.log" 2>&1 &
+pid=$!
+wait_for 30 test -e "$tmp/slowmem/soft_offline_page.started" || fail "slow offlining: mfrd never wrote soft_offline_page"
+slowest=$(max_reload_ms "$reader")
+wait "$reader" || true
+[ "$(cat "$tmp/slowmem/count")" = 3000 ] && ok "slow offlining: all 3000 pfns written to soft_offline_page" ||
+	fail "slow offlining: $(cat "$tmp/slowmem/count") pfns"
+# One write can wait most of a second here (the pipe frees a page only
+# once it is read whole); the whole pass takes about ten.
+[ "$slowest" -lt 3000 ] && ok "slow offlining: reloads answered during it, the slowest in $slowest ms" ||
+	fail "slow offlining: a reload took $slowest ms during boot offlining"
+if wait_for 10 grep -q 'MFR_OFFLINED=3000 ' "$tmp/slowoff.log" &&
+	wait_for 10 grep -q 'started: 1 rules' "$tmp/slowoff.log" &&
+	[ "$(grep -n 'MFR_OFFLINED=3000 ' "$tmp/slowoff.log" | cut -d: -f1)" -lt "$(grep -n 'started: 1 rules' "$tmp/slowoff.log" | cut -d: -f1)" ]; then
+	ok "slow offlining: the pass ends (3000 offlined, $(grep -o 'in [0-9]* slices' "$tmp/slowoff.log")) before the start goes on"
+else
+	fail "slow offlining: $(grep -E 'earlier boots|started' "$tmp/slowoff.log")"
+fi
+stop_mfrd "slow offlining" "$tmp/slowoff.log"
 
 # Long work never starves the watchdog (WatchdogSec=30 semantics): a
 # restart finds 20 000 pages of this boot without their memory identity
