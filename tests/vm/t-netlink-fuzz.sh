@@ -13,6 +13,7 @@
 # it.  So after the privileged run the generation has grown by exactly its
 # accepted_changes + cleanup_dels + cleanup_sets, and the unprivileged run
 # leaves it alone.
+# vm-timeout: 1800
 . ./lib.sh
 
 kmemleak=/sys/kernel/debug/kmemleak
