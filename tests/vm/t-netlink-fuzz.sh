@@ -4,8 +4,9 @@
 # nobody gets nothing but status-get, the module's state is the same
 # afterwards (the fuzzer deletes what it created) and kmemleak finds no
 # leak.  NL_FUZZ_COUNT (default 50000) and NL_FUZZ_SEED set the runs:
-# every suite run draws a new seed, and 50000 messages per run keeps this
-# test near 5 minutes of a 2-core CI machine under the debug kernel.
+# every suite run draws a new seed.  50000 messages per run take about
+# 4 minutes each on a 2-core machine under the debug kernel with one
+# other VM beside it, 8 at a load of 9: hence the 30 minute limit.
 #
 # The generation contract (status "generation" in module/mfr.yaml): every
 # successful write operation (rule-add, rule-del, memfd-set) bumps the
