@@ -18,6 +18,8 @@
  *   ptrace(PTRACE_PEEKDATA), vmsplice and an O_DIRECT write from the
  *   mapping refuse P and serve H; pread() on the memfd stops short at P;
  *   an io_uring buffer over the hugepage is refused, one over H is not;
+ *   process_vm_readv and io_uring buffers over the healthy runs of the
+ *   hugepage before and after P are served, stopping short of P;
  * - FUTEX_WAKE_OP, an atomic on its second word, refuses a word of P
  *   (EFAULT) and serves one of H;
  * - a private mapping made before the error and one made after read H;
@@ -117,6 +119,29 @@ static void check_proc_mem(void)
 	close(fd);
 }
 
+/*
+ * Ranges: GUP takes the healthy base pages of the leaf (PMD or PUD) in
+ * blocks that must stop short of P, then serves the pages after it.
+ */
+static void check_process_vm_ranges(void)
+{
+	static char buf[FILLED];
+	struct iovec local = { buf, P_OFF + 0x2000 }, remote = { base, P_OFF + 0x2000 };
+	ssize_t n;
+
+	n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	CHECK(n == (ssize_t)P_OFF && !memcmp(buf, base, P_OFF),
+	      "process_vm_readv from the hugepage's start over P stops at P (%zd of %#lx)",
+	      n, P_OFF + 0x2000);
+	local.iov_len = remote.iov_len = FILLED - P_OFF - 4096;
+	remote.iov_base = base + P_OFF + 4096;
+	n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	CHECK(n == (ssize_t)(FILLED - P_OFF - 4096) &&
+	      !memcmp(buf, base + P_OFF + 4096, FILLED - P_OFF - 4096),
+	      "process_vm_readv from the page after P serves the rest (%zd of %#lx)",
+	      n, FILLED - P_OFF - 4096);
+}
+
 static void check_process_vm(void)
 {
 	uint64_t v = 0;
@@ -136,6 +161,7 @@ static void check_process_vm(void)
 	CHECK(n == 8 && v == pattern(H_OFF), "process_vm_readv of H serves it");
 	n = process_vm_writev(getpid(), &local, 1, &remote, 1, 0);
 	CHECK(n == 8, "process_vm_writev to H");
+	check_process_vm_ranges();
 }
 
 static void check_ptrace(void)
@@ -265,6 +291,20 @@ static void check_io_uring(void)
 	iov.iov_len = 4096;
 	rc = syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS, &iov, 1);
 	CHECK(!rc, "io_uring buffer over H registers (%s)", rc ? strerror(errno) : "ok");
+	if (!rc)
+		syscall(__NR_io_uring_register, ring, IORING_UNREGISTER_BUFFERS, NULL, 0);
+	/* The pages before P, and the rest of the leaf after it. */
+	iov.iov_base = base;
+	iov.iov_len = P_OFF;
+	rc = syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS, &iov, 1);
+	CHECK(!rc, "io_uring buffer up to P registers (%s)", rc ? strerror(errno) : "ok");
+	if (!rc)
+		syscall(__NR_io_uring_register, ring, IORING_UNREGISTER_BUFFERS, NULL, 0);
+	iov.iov_base = base + P_OFF + 4096;
+	iov.iov_len = hp - P_OFF - 4096;
+	rc = syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS, &iov, 1);
+	CHECK(!rc, "io_uring buffer from the page after P to the hugepage's end registers (%s)",
+	      rc ? strerror(errno) : "ok");
 	if (!rc)
 		syscall(__NR_io_uring_register, ring, IORING_UNREGISTER_BUFFERS, NULL, 0);
 	close(ring);

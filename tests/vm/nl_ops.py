@@ -174,7 +174,7 @@ w.go('b')
 w.finish()
 
 # The second 4 KiB page of a hugepage: its struct page holds folio fields
-# (kernel-hooks/0009 makes memory-failure find its mappers).
+# (kernel-hooks/0001 makes memory-failure find its mappers).
 w = Workload('scratch-4', 1, ['poison:1', 'read:0', 'close'], keep=True)
 w.finish()
 check(w.out == [f'sigbus 1 {EXPECT_KEPT}', 'read 0 ok'],
