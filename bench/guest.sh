@@ -19,8 +19,9 @@ P3_RUNS=${P3_RUNS:-5}
 P5_SECONDS=${P5_SECONDS:-8}
 P7_SECONDS=${P7_SECONDS:-0.3}
 P7_RUNS=${P7_RUNS:-4}
+P8_ROUNDS=${P8_ROUNDS:-21}
 # To try a part alone: BENCH_PARTS="p3 p4", BENCH_P1_SIZES=2M.
-BENCH_PARTS=${BENCH_PARTS:-p1 p2 p3 p4 p5 p7}
+BENCH_PARTS=${BENCH_PARTS:-p1 p2 p3 p4 p5 p7 p8}
 BENCH_P1_SIZES=${BENCH_P1_SIZES:-2M 1G}
 part() { [[ " $BENCH_PARTS " == *" $1 "* ]]; }
 
@@ -61,6 +62,21 @@ p7() { # CONFIG [keep [poison]]
 		emit "$config" setarch "$(uname -m)" -R \
 			"$bin/p7_gup" "$m" "$P7_SECONDS" "$P7_RUNS" "$@"
 	done
+}
+
+# P8: a flagged memfd's create and close with 10 000 flagged memfds open
+# and with none, as nobody: each batch of 100 is timed against a batch of
+# plain HugeTLB memfds (which mfr.ko does not track) right after it
+# (memfd_churn timing).  One line per number open.
+p8() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$helpers/memfd_churn" timing 10000 100 "$P8_ROUNDS" | awk -F= '
+		{
+			n = $1; sub(/.*_/, "", n)
+			k = $1; sub(/_[0-9]+$/, "", k)
+			v[n] = v[n] " " k "=" $2
+		}
+		END { for (n in v) print "p8 open=" n v[n] }'
 }
 
 p1() { # CONFIG MODE
@@ -121,6 +137,8 @@ else
 fi
 part p1 && p1 module default
 part p1 && p1 keep keep
+# 10 000 memfds and a batch: the limit raised before dropping privileges.
+part p8 && (ulimit -Hn 65536 && ulimit -Sn 65536 && emit keep p8)
 
 # P3: release cost, kept memfds (1 GiB: one run per count, a page each),
 # and the reference: a healthy hugepage dissolved to the allocator.

@@ -1,45 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# What a user's flagged memfds cost, as nobody:
-#  1. the time of one create, and of one close, does not grow with the
-#     number of flagged memfds open (10 000): the module finds a memfd's
-#     record by a hash lookup, not a walk over all of them.  A TCG guest's
-#     clock runs on while the host runs something else, so each batch of
-#     100 flagged memfds is timed against a batch of plain HugeTLB memfds
-#     (which the module does not track) right after it: the median over
-#     SCALE_ROUNDS (21) rounds of flagged / plain, with 10 000 open, must
-#     stay within SCALE_MAX_RATIO (1.5) times what it is with none open.
-#     (A list walk made a close 6 times slower with 10 000 open.)
-#  2. the records are charged to the creator's memory cgroup: 10 000 open
-#     flagged memfds in one cgroup cost its "slab" (memory.stat) at least
-#     256 bytes each more than 10 000 plain HugeTLB memfds in another.
+# What a user's flagged memfds cost, as nobody: their records are
+# charged to the creator's memory cgroup.  10 000 open flagged memfds in
+# one cgroup cost its "slab" (memory.stat) at least 256 bytes each more
+# than 10 000 plain HugeTLB memfds in another.  (The time of a create and
+# of a close against the number open is make bench's part P8: a timing in
+# this suite would fail at random on a loaded host.)
 . ./lib.sh
 
 churn=$MFR_ROOT/build/helpers/memfd_churn
 open_n=10000
-rounds=${SCALE_ROUNDS:-21}
-ratio=${SCALE_MAX_RATIO:-1.5}
 nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
-# 10 000 memfds and a batch: raise the limit before dropping privileges.
+# 10 000 memfds: raise the limit before dropping privileges.
 ulimit -Hn 65536 && ulimit -Sn 65536
-
-# 1. Per-create and per-close time.
 check "no memfd kept before" ./expect-status memfds-kept=0
-out=$("${nobody[@]}" "$churn" timing "$open_n" 100 "$rounds")
-echo "$out"
-v() { sed -n "s/^$1=//p" <<<"$out"; }
-within() { # BASE VALUE
-	awk -v b="$1" -v x="$2" -v r="$ratio" 'BEGIN { exit !(x <= b * r) }'
-}
-for op in create close; do
-	base=$(v "${op}_ratio_0") loaded=$(v "${op}_ratio_$open_n")
-	echo "per-$op: $(v "${op}_ns_0") ns with none open, $(v "${op}_ns_$open_n") ns with $open_n" \
-		"(plain: $(v "plain_${op}_ns_0"), $(v "plain_${op}_ns_$open_n"))"
-	check "per-$op time / plain with $open_n open ($loaded/1000) <= $ratio x with none ($base/1000)" \
-		within "${base:-0}" "${loaded:-999999999}"
-done
-check "no memfd kept after" ./expect-status memfds-kept=0
 
-# 2. Charged to the creator's memory cgroup.
 root=/sys/fs/cgroup
 grep -q "^cgroup2 $root " /proc/mounts || mount -t cgroup2 none "$root"
 check "the memory controller is available" grep -qw memory "$root/cgroup.controllers"
