@@ -84,6 +84,10 @@ hugepages_dir() {
 node_pool() {
 	cat "/sys/devices/system/node/node$1/hugepages/$(basename "$(hugepages_dir "$2")")/$3"
 }
+# node_pools_2m FILE: that counter of the 2 MiB pools of nodes 0 and 1.
+node_pools_2m() {
+	echo "$(node_pool 0 2M "$1") $(node_pool 1 2M "$1")"
+}
 set_node_pool() {
 	echo "$3" >"/sys/devices/system/node/node$1/hugepages/$(basename "$(hugepages_dir "$2")")/nr_hugepages"
 }

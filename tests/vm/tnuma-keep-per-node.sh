@@ -12,7 +12,7 @@ done
 set_node_pool 0 2M 8
 set_node_pool 1 2M 8
 check "8 x 2 MiB pages on each node" \
-	test "$(node_pool 0 2M nr_hugepages) $(node_pool 1 2M nr_hugepages)" = "8 8"
+	test "$(node_pools_2m nr_hugepages)" = "8 8"
 
 modprobe hwpoison_inject
 before=$(./status-value folios-offlined)
@@ -22,10 +22,10 @@ check "keep_hwpoison bound to node 1, 3 pages poisoned" \
 	numactl --membind=1 "$MFR_ROOT/build/helpers/keep_hwpoison" 2M 3 madvise close "$hold"
 check "status after close" ./expect-status memfds-kept=0 raw-pages-kept=0 folios-pending=0 \
 	folios-offlined=$((before + 1))
-check "node 1 lost the kept hugepage, node 0 kept its 8 (nr_hugepages $(node_pool 0 2M nr_hugepages) $(node_pool 1 2M nr_hugepages))" \
-	test "$(node_pool 0 2M nr_hugepages) $(node_pool 1 2M nr_hugepages)" = "8 7"
-check "all free again (free_hugepages $(node_pool 0 2M free_hugepages) $(node_pool 1 2M free_hugepages))" \
-	test "$(node_pool 0 2M free_hugepages) $(node_pool 1 2M free_hugepages)" = "8 7"
+check "node 1 lost the kept hugepage, node 0 kept its 8 (nr_hugepages $(node_pools_2m nr_hugepages))" \
+	test "$(node_pools_2m nr_hugepages)" = "8 7"
+check "all free again (free_hugepages $(node_pools_2m free_hugepages))" \
+	test "$(node_pools_2m free_hugepages)" = "8 7"
 check "pool counters agree per node" pool_consistent
 set_node_pool 0 2M 0
 set_node_pool 1 2M 0

@@ -12,7 +12,7 @@ check "two NUMA nodes online" test "$(cat /sys/devices/system/node/online)" = 0-
 set_node_pool 0 2M 8
 set_node_pool 1 2M 8
 check "8 x 2 MiB pages on each node" \
-	test "$(node_pool 0 2M nr_hugepages) $(node_pool 1 2M nr_hugepages)" = "8 8"
+	test "$(node_pools_2m nr_hugepages)" = "8 8"
 check "a 1 GiB hstate exists" test -d "$(hugepages_dir 1G)"
 check "no 1 GiB page on node 1 yet" test "$(node_pool 1 1G nr_hugepages)" = 0
 
@@ -22,10 +22,10 @@ check "kept_numa: A kept on node 0, B and C moved to node 1" \
 	"$MFR_ROOT/build/helpers/kept_numa" "$hold"
 check "status after close" ./expect-status memfds-kept=0 raw-pages-kept=0 folios-pending=0 \
 	folios-offlined=$((before + 1))
-check "node 0 lost A, node 1 kept its 8 (nr_hugepages $(node_pool 0 2M nr_hugepages) $(node_pool 1 2M nr_hugepages))" \
-	test "$(node_pool 0 2M nr_hugepages) $(node_pool 1 2M nr_hugepages)" = "7 8"
-check "all free again (free_hugepages $(node_pool 0 2M free_hugepages) $(node_pool 1 2M free_hugepages))" \
-	test "$(node_pool 0 2M free_hugepages) $(node_pool 1 2M free_hugepages)" = "7 8"
+check "node 0 lost A, node 1 kept its 8 (nr_hugepages $(node_pools_2m nr_hugepages))" \
+	test "$(node_pools_2m nr_hugepages)" = "7 8"
+check "all free again (free_hugepages $(node_pools_2m free_hugepages))" \
+	test "$(node_pools_2m free_hugepages)" = "7 8"
 check "pool counters agree per node" pool_consistent
 
 # A surplus page per node: node 1's pool empty, overcommit allowed; a kept
@@ -40,7 +40,7 @@ check "keep, poison and release a surplus hugepage of node 1" \
 	numactl --membind=1 "$MFR_ROOT/build/helpers/kept_lifecycle" release 2M \
 	"test \$(cat /sys/devices/system/node/node1/hugepages/hugepages-2048kB/surplus_hugepages) = 1 -a \$(cat /sys/devices/system/node/node0/hugepages/hugepages-2048kB/surplus_hugepages) = 0" true
 check "no surplus page left on either node" \
-	test "$(node_pool 0 2M surplus_hugepages) $(node_pool 1 2M surplus_hugepages)" = "0 0"
+	test "$(node_pools_2m surplus_hugepages)" = "0 0"
 check "node 0 still has its 7" test "$(node_pool 0 2M nr_hugepages)" = 7
 check "pool counters agree per node" pool_consistent
 echo "$overcommit" >"$dir/nr_overcommit_hugepages"
