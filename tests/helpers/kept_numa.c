@@ -10,9 +10,9 @@
  *   hugepage is not migratable) and moves B;
  * - mbind(MPOL_MF_MOVE | MPOL_MF_STRICT) of A and C to node 1 fails with
  *   EIO for A and moves C;
- * - A is still mapped at the same frame on node 0, P still raises
- *   SIGBUS BUS_MCEERR_AR with si_addr_lsb 12, and every healthy word of
- *   A, B and C reads back;
+ * - A is still mapped at the same frame on node 0, P is still HWPOISON,
+ *   and every healthy word of A, B and C reads back (under MADV_HWPOISON
+ *   nothing traps a read of P itself: the checks say what the kernel did);
  * - HOLD_CMD (a shell command: the caller's per-node checks) succeeds
  *   while the memfd lives.
  * The memfd is closed at the end (A is then offlined).  Prints ok/not ok
@@ -72,7 +72,6 @@ int main(int argc, char **argv)
 	void *pages[2];
 	int nodes[2] = { 1, 1 }, status[2] = { 1, 1 };
 	struct sigbus_record rec;
-	volatile uint64_t v = 0;
 	uint64_t pfn_a;
 	long rc;
 	int memfd;
@@ -129,15 +128,11 @@ int main(int argc, char **argv)
 	      "A on node 0, B and C on node 1 (%d %d %d)", node_of(a), node_of(b), node_of(c));
 
 	CHECK(pfn_of(a) == pfn_a, "A is still mapped at the same frame");
-	SIGBUS_TRY(rec, v = WORD_AT(a, P_OFF + 8));
-	CHECK(rec.got && rec.code == BUS_MCEERR_AR && rec.lsb == 12 && rec.addr == a + P_OFF,
-	      "a read of P raises SIGBUS AR at P, lsb 12 (got %d, code %d, lsb %d)",
-	      rec.got, rec.code, rec.lsb);
+	CHECK(kpageflags(pfn_a + P_OFF / 4096) & (1ULL << KPF_HWPOISON), "P is still HWPOISON");
 	CHECK(intact(0, 3 * HP), "every healthy word of A, B and C reads back");
 	WORD_AT(a, P_OFF + 4096) = 7;
 	CHECK(WORD_AT(a, P_OFF + 4096) == 7, "a healthy word of A is writable");
 	WORD_AT(a, P_OFF + 4096) = pattern(P_OFF + 4096);
-	(void)v;
 
 	fflush(stdout);
 	CHECK(system(argv[1]) == 0, "hold command while the memfd lives: %s", argv[1]);
