@@ -383,10 +383,12 @@ def p7_section(rows, out):
                    + ", ".join(f"{m} {r:.4f}" for m, r in healthy)
                    + f"; the lowest, {worst[1]:.4f} ({worst[0]}), is "
                    f"{'at or above' if worst[1] >= 0.99 else 'below'} the 0.99 target.  "
-                   "With a poisoned base page the fast path leaves the folio to the "
-                   "slow path, which hands its healthy base pages out in naturally "
-                   "aligned blocks that hold no poisoned one, each found by one "
-                   "lockless (RCU) walk of the folio's list of poisoned pages.\n")
+                   "With a poisoned base page, GUP-fast takes a range that holds "
+                   "none of the folio's poisoned pages itself and leaves only a range "
+                   "that covers one to the slow path, which hands the healthy base "
+                   "pages out in naturally aligned blocks that hold no poisoned one, "
+                   "each found by one lockless (RCU) walk of the folio's list of "
+                   "poisoned pages.\n")
 
 
 def p8_section(rows, out):
