@@ -1275,9 +1275,13 @@ static void start_after_offlining(struct mfrd *d)
 		mfrd_log_message(l, "mfr.ko is not loaded: waiting for it");
 		mfrd_log_send(l);
 	}
-	mfrd_logf(LOG_INFO, NULL, "started: %zu rules, state in %s%s",
-		  d->rules.n, d->cfg.state_dir,
-		  d->store_in_memory ? " (store in memory only)" : "");
+	if (!d->store_in_memory)
+		mfrd_logf(LOG_INFO, NULL, "started: %zu rules, state in %s",
+			  d->rules.n, d->cfg.state_dir);
+	else
+		mfrd_logf(LOG_INFO, NULL, "started: %zu rules, state in %s (the store file is not usable: records in %s)",
+			  d->rules.n, d->cfg.state_dir,
+			  d->standin_lost ? "memory only" : d->standin_path);
 	mfrd_report_soon(d);
 	mfrd_ready_if_protected(d);
 	if (d->ready_sent)
