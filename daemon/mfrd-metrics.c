@@ -171,6 +171,9 @@ static void format(FILE *f, const struct mfrd_metrics *m)
 	header(f, "mfrd_store_in_memory", "gauge",
 	       "Whether mfrd keeps its records in memory (the store file cannot be used now; retried).");
 	fprintf(f, "mfrd_store_in_memory %d\n", m->store_in_memory);
+	header(f, "mfrd_store_locked", "gauge",
+	       "Whether another program holds the store file's write lock: mfrd keeps its records aside, merges them once it is released.");
+	fprintf(f, "mfrd_store_locked %d\n", m->store_locked);
 	header(f, "mfrd_metrics_write_timestamp_seconds", "gauge",
 	       "When mfrd wrote this file: a stale value means mfrd is not running.");
 	fprintf(f, "mfrd_metrics_write_timestamp_seconds %.3f\n", m->write_time);

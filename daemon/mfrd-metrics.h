@@ -41,6 +41,7 @@ struct mfrd_metrics {
 	uint64_t store_errors;		/* failed store reads and writes */
 	bool store_recovered;		/* a store incident is not acknowledged */
 	bool store_in_memory;		/* the store file is not usable now */
+	bool store_locked;		/* ... another program holds its lock */
 	double rules_pushed_time;	/* seconds since the epoch, 0: never */
 	double reload_ok_time;		/* last successful reload (or start) */
 	uint64_t reloads_failed;

@@ -114,7 +114,8 @@ int mfrd_module_try_connect(struct mfrd *d)
 	struct mfrd_log *l;
 	int ret, found;
 
-	if (d->connected)
+	/* The start's order: boot offlining, then connect (it calls us). */
+	if (d->connected || d->offlining)
 		return 0;
 	ret = mfr_genl_open(&d->req);
 	if (ret == -MFR_GENL_ENOFAMILY)

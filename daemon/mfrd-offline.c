@@ -14,6 +14,9 @@
  * Such a page stays in service, is counted as failed (mfr_offline_failed)
  * and is tried again at the next start.
  *
+ * In slices from the event loop (see struct mfrd_offline_pass): the start, connect
+ * and READY=1, waits for the last one.
+ *
  * Once per boot: a marker file in the state directory holds the boot id
  * of the last pass without failures, so a restarted mfrd does not log the
  * pass again but does retry a pass that failed (mfr_offline_failed stays
@@ -30,6 +33,7 @@
 
 #include "mfrd.h"
 #include "mfrd-atomic-file.h"
+#include "mfrd-clock.h"
 #include "mfrd-dimm.h"
 #include "mfrd-log.h"
 
@@ -188,116 +192,218 @@ static void list_pfn(char *list, size_t size, unsigned int nth, uint64_t pfn)
 			 nth > 1 ? " " : "", pfn);
 }
 
-void mfrd_offline_recorded(struct mfrd *d)
+/*
+ * A pass, done in slices from the event loop: soft-offlining one page
+ * can take a while (its content is migrated), and 20 000 of them in one
+ * go kept the loop, and with it the watchdog, reloads and signals, from
+ * running.  The start goes on (connect, READY=1) only when it is done.
+ */
+struct mfrd_offline_pass {
+	struct mfrd *d;
+	void (*done)(struct mfrd *d);
+	sd_event_source *src;
+	struct mfrd_earlier *rec;
+	size_t n, i;
+	int kpf, first_err;
+	unsigned int offlined, already, failed, changed;
+	unsigned int hard, in_use;	/* of offlined, of failed */
+	char failed_pfns[FAILED_LISTED * 20];
+	char changed_pfns[FAILED_LISTED * 20];
+	const char *changed_dimm;
+	uint64_t slices;
+};
+
+/* Pfns per turn of the event loop, and at most this long. */
+#define SLICE_PFNS	256
+#define SLICE_USEC	(50 * 1000)
+
+static void offline_one(struct mfrd_offline_pass *p, const struct mfrd_earlier *e)
 {
-	unsigned int offlined = 0, already = 0, failed = 0, changed = 0;
-	unsigned int hard = 0, in_use = 0;	/* of offlined, of failed */
-	const char *kpf_path = getenv("MFRD_KPAGEFLAGS");
+	struct mfrd *d = p->d;
 	bool flags_known;
-	struct mfrd_earlier *rec = NULL;
-	char failed_pfns[FAILED_LISTED * 20] = "";
-	char changed_pfns[FAILED_LISTED * 20] = "";
-	const char *changed_dimm = NULL;
-	int kpf, err, first_err = 0;
+	int err;
+
+	/* Told, never skipped: only the operator forgets a page. */
+	if (dimm_changed(d, e)) {
+		d->dimm_changed_pfns[p->changed] = e->pfn;
+		list_pfn(p->changed_pfns, sizeof(p->changed_pfns),
+			 ++p->changed, e->pfn);
+		if (!p->changed_dimm)
+			p->changed_dimm = e->dimm;
+	}
+	if (hwpoisoned(p->kpf, e->pfn)) {
+		p->already++;
+		return;
+	}
+	err = offline_page("soft_offline_page", e->pfn);
+	if (err && err != EHWPOISON && !mapped(p->kpf, e->pfn, &flags_known)) {
+		err = offline_page("hard_offline_page", e->pfn);
+		p->hard += !err;
+	} else if (err && err != EHWPOISON) {
+		/* Left in service rather than its users signalled. */
+		p->in_use += flags_known;
+	}
+	if (!err) {
+		p->offlined++;
+	} else if (err == EHWPOISON) {
+		p->already++;	/* kpageflags unreadable, or a race */
+	} else {
+		if (!p->first_err)
+			p->first_err = err;
+		d->failed_pfns[p->failed] = e->pfn;
+		list_pfn(p->failed_pfns, sizeof(p->failed_pfns), ++p->failed,
+			 e->pfn);
+	}
+}
+
+static void log_pass(struct mfrd_offline_pass *p)
+{
 	struct mfrd_log *l;
-	size_t n = 0, i;
+	struct mfrd *d = p->d;
 
-	if (done_this_boot(d)) {
-		mfrd_logf(LOG_DEBUG, NULL,
-			  "the pfns of earlier boots were offlined in this boot already");
-		return;
-	}
-	if (mfrd_store_earlier(d->store, &rec, &n)) {
-		mfrd_logf(LOG_ERR, NULL, "cannot read the pfns of earlier boots: %s",
-			  mfrd_store_error(d->store));
-		mfrd_store_failed(d, mfrd_store_error(d->store));
-		return;
-	}
-	kpf = open(kpf_path && *kpf_path ? kpf_path : KPAGEFLAGS,
-		   O_RDONLY | O_CLOEXEC);
-	free(d->failed_pfns);
-	free(d->dimm_changed_pfns);
-	d->failed_pfns = calloc(n + 1, sizeof(*d->failed_pfns));
-	d->dimm_changed_pfns = calloc(n + 1, sizeof(*d->dimm_changed_pfns));
-	if (!d->failed_pfns || !d->dimm_changed_pfns)
-		abort();
-	for (i = 0; i < n; i++) {
-		/* Told, never skipped: only the operator forgets a page. */
-		if (dimm_changed(d, &rec[i])) {
-			d->dimm_changed_pfns[changed] = rec[i].pfn;
-			list_pfn(changed_pfns, sizeof(changed_pfns), ++changed,
-				 rec[i].pfn);
-			if (!changed_dimm)
-				changed_dimm = rec[i].dimm;
-		}
-		if (hwpoisoned(kpf, rec[i].pfn)) {
-			already++;
-			continue;
-		}
-		mfrd_watchdog_progress(d);
-		err = offline_page("soft_offline_page", rec[i].pfn);
-		if (err && err != EHWPOISON &&
-		    !mapped(kpf, rec[i].pfn, &flags_known)) {
-			err = offline_page("hard_offline_page", rec[i].pfn);
-			hard += !err;
-		} else if (err && err != EHWPOISON) {
-			/* Left in service rather than its users signalled. */
-			in_use += flags_known;
-		}
-		if (!err) {
-			offlined++;
-		} else if (err == EHWPOISON) {
-			already++;	/* kpageflags unreadable, or a race */
-		} else {
-			if (!first_err)
-				first_err = err;
-			d->failed_pfns[failed] = rec[i].pfn;
-			list_pfn(failed_pfns, sizeof(failed_pfns), ++failed,
-				 rec[i].pfn);
-		}
-	}
-	if (kpf >= 0)
-		close(kpf);
-
-	l = mfrd_log_new(failed ? LOG_WARNING : LOG_INFO,
+	l = mfrd_log_new(p->failed ? LOG_WARNING : LOG_INFO,
 			 MFRD_MSGID_RECORDED_OFFLINED);
-	mfrd_log_field(l, "MFR_OFFLINED", "%u", offlined);
-	mfrd_log_field(l, "MFR_ALREADY", "%u", already);
-	mfrd_log_field(l, "MFR_FAILED", "%u", failed);
-	if (failed) {
-		mfrd_log_field(l, "MFR_FAILED_PFNS", "%s", failed_pfns);
-		mfrd_log_field(l, "ERRNO", "%d", first_err);
+	mfrd_log_field(l, "MFR_OFFLINED", "%u", p->offlined);
+	mfrd_log_field(l, "MFR_ALREADY", "%u", p->already);
+	mfrd_log_field(l, "MFR_FAILED", "%u", p->failed);
+	if (p->failed) {
+		mfrd_log_field(l, "MFR_FAILED_PFNS", "%s", p->failed_pfns);
+		mfrd_log_field(l, "ERRNO", "%d", p->first_err);
 	}
 	/* After the fields that tests and journal queries match on. */
-	mfrd_log_field(l, "MFR_HARD_OFFLINED", "%u", hard);
-	mfrd_log_field(l, "MFR_IN_USE", "%u", in_use);
-	if (failed) {
+	mfrd_log_field(l, "MFR_HARD_OFFLINED", "%u", p->hard);
+	mfrd_log_field(l, "MFR_IN_USE", "%u", p->in_use);
+	if (p->failed) {
 		mfrd_log_message(l, "pfns recorded as poisoned in earlier boots: %zu; %u offlined now (%u of them hard-offlined: soft-offlining failed and no process mapped them), %u already offline, %u failed (%u of them mapped by a process and not migratable: left in service rather than the process signalled; first error: %s; pfns %s%s)",
-				 n, offlined, hard, already, failed, in_use,
-				 strerror(first_err), failed_pfns,
-				 failed > FAILED_LISTED ? " ..." : "");
+				 p->n, p->offlined, p->hard, p->already,
+				 p->failed, p->in_use, strerror(p->first_err),
+				 p->failed_pfns,
+				 p->failed > FAILED_LISTED ? " ..." : "");
 	} else {
 		mfrd_log_message(l, "pfns recorded as poisoned in earlier boots: %zu; %u offlined now (%u of them hard-offlined: soft-offlining failed and no process mapped them), %u already offline",
-				 n, offlined, hard, already);
+				 p->n, p->offlined, p->hard, p->already);
 	}
-	if (changed) {
+	if (p->changed) {
 		char *msg;
 
-		mfrd_log_field(l, "MFR_DIMM_CHANGED", "%u", changed);
-		mfrd_log_field(l, "MFR_DIMM_CHANGED_PFNS", "%s", changed_pfns);
+		mfrd_log_field(l, "MFR_DIMM_CHANGED", "%u", p->changed);
+		mfrd_log_field(l, "MFR_DIMM_CHANGED_PFNS", "%s", p->changed_pfns);
 		if (asprintf(&msg, "%s; %u of them recorded on another DIMM than the one at their address now (pfns %s%s), offlined all the same: if that DIMM was replaced, \"mfrctl forget --dimm '%s'\" removes its records",
-			     l ? mfrd_log_text(l) : "", changed, changed_pfns,
-			     changed > FAILED_LISTED ? " ..." : "",
-			     changed_dimm ?: "LABEL") < 0)
+			     l ? mfrd_log_text(l) : "", p->changed,
+			     p->changed_pfns,
+			     p->changed > FAILED_LISTED ? " ..." : "",
+			     p->changed_dimm ?: "LABEL") < 0)
 			abort();
 		mfrd_log_message(l, "%s", msg);
 		free(msg);
 	}
-	d->offline_dimm_changed = changed;
-	d->offline_failed = failed;
+	d->offline_dimm_changed = p->changed;
+	d->offline_failed = p->failed;
 	mfrd_log_send(l);
-	mfrd_store_earlier_free(rec, n);
+	if (p->slices > 1)
+		mfrd_logf(LOG_INFO, NULL,
+			  "boot offlining of %zu pfns done in %" PRIu64 " slices from the event loop",
+			  p->n, p->slices);
 	/* A restart in this boot tries the failed ones again (and says so). */
-	if (!failed)
+	if (!p->failed)
 		mark_done(d);
+}
+
+static void pass_free(struct mfrd_offline_pass *p)
+{
+	if (p->kpf >= 0)
+		close(p->kpf);
+	sd_event_source_disable_unref(p->src);
+	mfrd_store_earlier_free(p->rec, p->n);
+	p->d->offline_pass = NULL;
+	p->d->offlining = false;
+	free(p);
+}
+
+static void pass_end(struct mfrd_offline_pass *p)
+{
+	struct mfrd *d = p->d;
+	void (*done)(struct mfrd *d) = p->done;
+
+	pass_free(p);
+	done(d);
+}
+
+void mfrd_offline_cancel(struct mfrd *d)
+{
+	if (d->offline_pass)
+		pass_free(d->offline_pass);
+}
+
+static int on_slice(sd_event_source *s, void *arg)
+{
+	struct mfrd_offline_pass *p = arg;
+	int64_t end = mfrd_monotonic_usec() + SLICE_USEC;
+	size_t stop = p->i + SLICE_PFNS;
+
+	p->slices++;
+	while (p->i < p->n && p->i < stop && mfrd_monotonic_usec() < end)
+		offline_one(p, &p->rec[p->i++]);
+	if (p->i < p->n)
+		return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	log_pass(p);
+	pass_end(p);
+	return 0;
+}
+
+void mfrd_offline_recorded(struct mfrd *d, void (*done)(struct mfrd *d))
+{
+	const char *kpf_path = getenv("MFRD_KPAGEFLAGS");
+	struct mfrd_offline_pass *p;
+	int ret;
+
+	if (done_this_boot(d)) {
+		mfrd_logf(LOG_DEBUG, NULL,
+			  "the pfns of earlier boots were offlined in this boot already");
+		done(d);
+		return;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		abort();
+	p->d = d;
+	p->done = done;
+	p->kpf = -1;
+	d->offlining = true;
+	d->offline_pass = p;
+	if (mfrd_store_earlier(d->store, &p->rec, &p->n)) {
+		mfrd_logf(LOG_ERR, NULL, "cannot read the pfns of earlier boots: %s",
+			  mfrd_store_error(d->store));
+		mfrd_store_failed(d, mfrd_store_error(d->store));
+		pass_end(p);
+		return;
+	}
+	p->kpf = open(kpf_path && *kpf_path ? kpf_path : KPAGEFLAGS,
+		      O_RDONLY | O_CLOEXEC);
+	free(d->failed_pfns);
+	free(d->dimm_changed_pfns);
+	d->failed_pfns = calloc(p->n + 1, sizeof(*d->failed_pfns));
+	d->dimm_changed_pfns = calloc(p->n + 1, sizeof(*d->dimm_changed_pfns));
+	if (!d->failed_pfns || !d->dimm_changed_pfns)
+		abort();
+	ret = sd_event_add_defer(d->event, &p->src, on_slice, p);
+	/*
+	 * Idle: a pending signal, event or timer goes first, else the
+	 * slice re-armed at each turn would win every turn.
+	 */
+	if (ret >= 0)
+		ret = sd_event_source_set_priority(p->src,
+						   SD_EVENT_PRIORITY_IDLE);
+	if (ret >= 0)
+		ret = sd_event_source_set_enabled(p->src, SD_EVENT_ONESHOT);
+	if (ret < 0) {
+		/* Never skipped: in one go, as before the loop ran them. */
+		mfrd_logf(LOG_WARNING, NULL,
+			  "cannot offline the pfns of earlier boots in slices (%s): in one go",
+			  strerror(-ret));
+		while (p->i < p->n)
+			offline_one(p, &p->rec[p->i++]);
+		log_pass(p);
+		pass_end(p);
+	}
 }

@@ -85,6 +85,7 @@ static void snapshot(struct mfrd *d, struct snapshot *s)
 	/* Unknown is not "none": the alert stays until it is known. */
 	s->m.store_recovered = incidents != 0 || d->store_in_memory;
 	s->m.store_in_memory = d->store_in_memory;
+	s->m.store_locked = d->store_in_memory && d->store_locked;
 	s->m.rules_pushed_time = d->rules_pushed_usec / 1e6;
 	s->m.reload_ok_time = d->reload_ok_usec / 1e6;
 	s->m.reloads_failed = d->reloads_failed;
@@ -109,7 +110,9 @@ static void send_status(struct mfrd *d, const struct snapshot *s,
 	int r;
 
 	char pages[64] = "pages recorded: store unreadable";
-	const char *store = d->store_in_memory ?
+	const char *store = d->store_in_memory && d->store_locked ?
+			    "; store file LOCKED by another program, records kept aside until it is released (see the journal)" :
+			    d->store_in_memory ?
 			    "; store file not usable, records in memory (see the journal)" :
 			    s->m.store_recovered ?
 			    "; a store incident awaits \"mfrctl store ack\" (see the journal)" : "";

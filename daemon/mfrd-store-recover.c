@@ -6,10 +6,12 @@
  * says it is damaged, and even then its readable pages are kept.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mfrd-store-recover.h"
 
@@ -23,6 +25,7 @@ const char *mfrd_store_fault_name(enum mfrd_store_fault fault)
 	case MFRD_STORE_NEWER:
 		return "newer schema";
 	case MFRD_STORE_UNAVAILABLE:
+	case MFRD_STORE_LOCKED:	/* the error text says "locked" */
 		break;
 	}
 	return "unavailable";
@@ -81,29 +84,97 @@ static int replace_damaged(const char *path, const char *boot_id,
 	return 0;
 }
 
-int mfrd_store_open_or_recover(const char *path, const char *boot_id,
-			       struct mfrd_store **sp,
+int mfrd_store_open_standin(const char *path, const char *standin,
+			    const char *boot_id, struct mfrd_store **sp,
+			    struct mfrd_store_recovery *r)
+{
+	bool reused = standin && !access(standin, F_OK);
+	uint64_t *pfns;
+	char *err = NULL;
+	size_t n;
+
+	if (standin &&
+	    mfrd_store_open(standin, boot_id, sp, &r->standin_error, NULL))
+		standin = NULL;
+	if (!standin &&
+	    mfrd_store_open(MFRD_STORE_IN_MEMORY, boot_id, sp, &err, NULL)) {
+		free(r->error);
+		r->error = err;
+		return -1;
+	}
+	r->in_memory = true;
+	r->copied = mfrd_store_copy_pages(*sp, path);
+	/*
+	 * A stand-in an earlier run left has the file's records already
+	 * (none is added twice): what boot offlining knows is what it holds.
+	 */
+	if (standin && reused && r->copied >= 0 &&
+	    !mfrd_store_earlier_pfns(*sp, &pfns, &n)) {
+		r->copied = (int64_t)n;
+		free(pfns);
+	}
+	return 0;
+}
+
+int mfrd_store_open_or_recover(const char *path, const char *standin,
+			       const char *boot_id, struct mfrd_store **sp,
 			       struct mfrd_store_recovery *r)
 {
-	const char *source = path;
-	char *err = NULL;
-
 	memset(r, 0, sizeof(*r));
 	if (!mfrd_store_open(path, boot_id, sp, &r->error, &r->fault))
 		return 0;
 	if (r->fault == MFRD_STORE_CORRUPT &&
 	    !replace_damaged(path, boot_id, sp, r))
 		return 0;
-	if (r->moved_to)
-		source = r->moved_to;
-	if (mfrd_store_open(MFRD_STORE_IN_MEMORY, boot_id, sp, &err, NULL)) {
-		free(r->error);
-		r->error = err;
+	return mfrd_store_open_standin(r->moved_to ?: path, standin, boot_id,
+				       sp, r);
+}
+
+/* The stand-in file and its WAL and shared-memory files. */
+static void remove_standin(const char *standin)
+{
+	static const char *const suffixes[] = { "", "-wal", "-shm" };
+	char *f;
+
+	for (size_t i = 0; i < 3; i++) {
+		if (asprintf(&f, "%s%s", standin, suffixes[i]) < 0)
+			abort();
+		unlink(f);
+		free(f);
+	}
+}
+
+int mfrd_store_leave_standin(struct mfrd_store *s, const char *standin,
+			     const char *path, struct mfrd_store_merged *m,
+			     char **err)
+{
+	if (mfrd_store_merge_into(s, path, m)) {
+		*err = strdup(mfrd_store_error(s));
 		return -1;
 	}
-	r->in_memory = true;
-	r->copied = mfrd_store_copy_pages(*sp, source);
+	mfrd_store_close(s);
+	if (standin)
+		remove_standin(standin);
 	return 0;
+}
+
+int mfrd_store_take_leftover(const char *standin, const char *path,
+			     const char *boot_id, struct mfrd_store_merged *m,
+			     char **err)
+{
+	struct mfrd_store *s;
+
+	memset(m, 0, sizeof(*m));
+	*err = NULL;
+	if (!standin || access(standin, F_OK))
+		return 0;
+	if (mfrd_store_open(standin, boot_id, &s, err, NULL))
+		return -1;
+	if (mfrd_store_leave_standin(s, standin, path, m, err)) {
+		mfrd_store_close(s);
+		return -1;
+	}
+	return 1;
 }
 
 void mfrd_store_recovery_free(struct mfrd_store_recovery *r)
@@ -111,5 +182,6 @@ void mfrd_store_recovery_free(struct mfrd_store_recovery *r)
 	free(r->error);
 	free(r->moved_to);
 	free(r->move_error);
+	free(r->standin_error);
 	memset(r, 0, sizeof(*r));
 }

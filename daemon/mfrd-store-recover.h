@@ -3,8 +3,14 @@
  * What mfrd does with a store that does not open: a damaged file is
  * moved aside after its pages are salvaged into a fresh one; any other
  * failure (locked, full disk, I/O error, read-only, a newer schema) leaves
- * the file alone, and a store in memory holds its pages, read read-only,
- * until the file can be used again.  No recorded pfn is lost either way.
+ * the file alone, and a stand-in store holds its pages, read read-only,
+ * and this run's records until the file can be used again, when they are
+ * merged into it.  No recorded pfn is lost either way.
+ *
+ * The stand-in is a file of its own where one can be written (mfrd's
+ * runtime directory), so that what it holds, the store incident first,
+ * outlives a restart of mfrd before the store file is usable again; else
+ * it is in memory.
  */
 #ifndef MFRD_STORE_RECOVER_H
 #define MFRD_STORE_RECOVER_H
@@ -22,16 +28,49 @@ struct mfrd_store_recovery {
 	int64_t copied;			/* pages read from the file; -1: none
 					   could be (unknown, not zero) */
 	bool in_memory;			/* the file is left alone for now */
+	char *standin_error;		/* the stand-in file did not open:
+					   why (the stand-in is in memory) */
 };
 
 /*
- * Open the store at path, or what stands in for it (see above), into
- * *sp.  Returns 0, or -1 when not even a store in memory opens (r->error
- * says why).  Free r with mfrd_store_recovery_free().
+ * Open the store at path, or what stands in for it (see above) into *sp:
+ * the stand-in file standin (NULL: in memory), reused if an earlier run
+ * left it.  Returns 0, or -1 when not even a store in memory opens
+ * (r->error says why).  Free r with mfrd_store_recovery_free().
  */
-int mfrd_store_open_or_recover(const char *path, const char *boot_id,
-			       struct mfrd_store **sp,
+int mfrd_store_open_or_recover(const char *path, const char *standin,
+			       const char *boot_id, struct mfrd_store **sp,
 			       struct mfrd_store_recovery *r);
+
+/*
+ * The stand-in alone, for a store file that was in use and no longer is
+ * (another program holds its lock): the stand-in file standin (NULL or
+ * failing: in memory), the page records of path read into it.  Returns
+ * 0 (r->copied, r->standin_error set) or -1 (r->error says why).
+ */
+int mfrd_store_open_standin(const char *path, const char *standin,
+			    const char *boot_id, struct mfrd_store **sp,
+			    struct mfrd_store_recovery *r);
+
+/*
+ * The store file at path is usable again: merge what the stand-in s
+ * (file standin, or NULL for one in memory) holds into it, then close s
+ * and delete the stand-in file.  Returns 0, or -1 with s left open and
+ * its file kept (*err says why; free() it).
+ */
+int mfrd_store_leave_standin(struct mfrd_store *s, const char *standin,
+			     const char *path, struct mfrd_store_merged *m,
+			     char **err);
+
+/*
+ * At start, with the store file usable: a stand-in file an earlier run
+ * left (it stopped before the file was usable again) is merged into it
+ * and deleted.  Returns 1 if one was merged, 0 if there was none, -1 if
+ * it could not be (it is kept for the next start; *err says why).
+ */
+int mfrd_store_take_leftover(const char *standin, const char *path,
+			     const char *boot_id, struct mfrd_store_merged *m,
+			     char **err);
 void mfrd_store_recovery_free(struct mfrd_store_recovery *r);
 
 /* "corrupt", "newer schema", "unavailable" */

@@ -179,6 +179,8 @@ static enum mfrd_store_fault fault_of(int rc)
 	case SQLITE_CORRUPT:
 	case SQLITE_NOTADB:
 		return MFRD_STORE_CORRUPT;
+	case SQLITE_BUSY:
+		return MFRD_STORE_LOCKED;
 	default:
 		return MFRD_STORE_UNAVAILABLE;
 	}
@@ -194,6 +196,11 @@ static int fail(struct mfrd_store *s, const char *what)
 const char *mfrd_store_error(const struct mfrd_store *s)
 {
 	return s->err;
+}
+
+bool mfrd_store_locked(const struct mfrd_store *s)
+{
+	return s->fault == MFRD_STORE_LOCKED;
 }
 
 /* Run a statement to completion and reset it; bindings are cleared. */
@@ -272,8 +279,12 @@ static int setup(struct mfrd_store *s, const char *path)
 		return s->db ? fail(s, path) :
 		       (snprintf(s->err, sizeof(s->err), "%s: out of memory",
 				 path), -1);
-	/* Readers (the sqlite3 shell, a backup) must not make us fail. */
-	sqlite3_busy_timeout(s->db, 5000);
+	/*
+	 * Short: mfrctl's writes take milliseconds, and a longer hold (an
+	 * operator's sqlite3 shell in BEGIN EXCLUSIVE) must not stop mfrd's
+	 * loop; the caller puts the records aside and retries on a timer.
+	 */
+	sqlite3_busy_timeout(s->db, MFRD_STORE_BUSY_TIMEOUT_MS);
 	if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &st,
 			       NULL))
 		return fail(s, path);
@@ -728,7 +739,7 @@ static int open_readonly(const char *path, bool immutable, sqlite3 **db)
 			     SQLITE_OPEN_NOMUTEX, NULL);
 	free(uri);
 	if (rc == SQLITE_OK)
-		sqlite3_busy_timeout(*db, 5000);
+		sqlite3_busy_timeout(*db, MFRD_STORE_BUSY_TIMEOUT_MS);
 	return rc;
 }
 
@@ -865,4 +876,80 @@ int mfrd_store_add_incident(struct mfrd_store *s, int64_t time_usec,
 int64_t mfrd_store_unacked_incidents(struct mfrd_store *s)
 {
 	return scalar(s, ST_UNACKED, "store incidents");
+}
+
+/*
+ * A stand-in's rows into the attached store "target".  Pages: the newer
+ * record of a page wins, unknown fields keep what the file knows.
+ */
+static const char *const merge_sql[] = {
+	"INSERT INTO target.poisoned_pages (boot_id, pfn, head_pfn,"
+	" folio_size, inode, memfd_name, pid, comm, cgroup_id, cgroup_path,"
+	" \"offset\", state, times_consumed, first_seen_usec,"
+	" last_update_usec, phys_addr, dimm, dimm_id)"
+	" SELECT boot_id, pfn, head_pfn, folio_size, inode, memfd_name, pid,"
+	" comm, cgroup_id, cgroup_path, \"offset\", state, times_consumed,"
+	" first_seen_usec, last_update_usec, phys_addr, dimm, dimm_id"
+	" FROM main.poisoned_pages WHERE true"
+	" ON CONFLICT (boot_id, pfn) DO UPDATE SET"
+	" head_pfn = coalesce(excluded.head_pfn, head_pfn),"
+	" folio_size = coalesce(excluded.folio_size, folio_size),"
+	" inode = coalesce(excluded.inode, inode),"
+	" memfd_name = coalesce(excluded.memfd_name, memfd_name),"
+	" pid = coalesce(excluded.pid, pid),"
+	" comm = coalesce(excluded.comm, comm),"
+	" cgroup_id = coalesce(excluded.cgroup_id, cgroup_id),"
+	" cgroup_path = coalesce(excluded.cgroup_path, cgroup_path),"
+	" \"offset\" = coalesce(excluded.\"offset\", \"offset\"),"
+	" state = excluded.state,"
+	" times_consumed = max(times_consumed, excluded.times_consumed),"
+	" first_seen_usec = min(first_seen_usec, excluded.first_seen_usec),"
+	" last_update_usec = excluded.last_update_usec,"
+	" phys_addr = coalesce(excluded.phys_addr, phys_addr),"
+	" dimm = coalesce(excluded.dimm, dimm),"
+	" dimm_id = coalesce(excluded.dimm_id, dimm_id)"
+	" WHERE excluded.last_update_usec > last_update_usec",
+	"INSERT INTO target.events (time_usec, boot_id, kind, pfn, head_pfn,"
+	" inode, generation, detail) SELECT time_usec, boot_id, kind, pfn,"
+	" head_pfn, inode, generation, detail FROM main.events ORDER BY id",
+	"INSERT INTO target.store_incidents (time_usec, boot_id, kind, error,"
+	" moved_to, salvaged, acked_usec) SELECT time_usec, boot_id, kind,"
+	" error, moved_to, salvaged, acked_usec FROM main.store_incidents"
+	" ORDER BY id",
+};
+
+int mfrd_store_merge_into(struct mfrd_store *s, const char *path,
+			  struct mfrd_store_merged *m)
+{
+	int64_t *counts[] = { &m->pages, &m->events, &m->incidents };
+	sqlite3_stmt *st;
+	int ret = -1;
+
+	memset(m, 0, sizeof(*m));
+	if (sqlite3_prepare_v2(s->db, "ATTACH ?1 AS target", -1, &st, NULL))
+		return fail(s, "merge");
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		fail(s, path);
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_finalize(st);
+	if (exec(s, "BEGIN IMMEDIATE", "merge"))
+		goto detach;
+	for (size_t i = 0; i < sizeof(merge_sql) / sizeof(*merge_sql); i++) {
+		if (exec(s, merge_sql[i], "merge")) {
+			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+			goto detach;
+		}
+		*counts[i] = sqlite3_changes(s->db);
+	}
+	ret = exec(s, "COMMIT", "merge");
+	if (ret)
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+detach:
+	sqlite3_exec(s->db, "DETACH target", NULL, NULL, NULL);
+	if (ret)
+		memset(m, 0, sizeof(*m));
+	return ret;
 }

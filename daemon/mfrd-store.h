@@ -9,6 +9,7 @@
 #ifndef MFRD_STORE_H
 #define MFRD_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/mfr.h>
@@ -78,8 +79,17 @@ enum mfrd_store_fault {
 	MFRD_STORE_OK,
 	MFRD_STORE_CORRUPT,	/* SQLITE_CORRUPT, SQLITE_NOTADB, quick_check */
 	MFRD_STORE_NEWER,	/* written by a newer mfrd: a downgrade */
-	MFRD_STORE_UNAVAILABLE,	/* busy, full, I/O error, read-only, ... */
+	MFRD_STORE_UNAVAILABLE,	/* full, I/O error, read-only, ... */
+	/*
+	 * Another program holds the write lock (SQLITE_BUSY after a short
+	 * wait: mfrd's loop must not stop for it).  One way of being
+	 * unavailable: its name for operators is that one.
+	 */
+	MFRD_STORE_LOCKED,
 };
+
+/* How long a write waits for another program's lock before it fails. */
+#define MFRD_STORE_BUSY_TIMEOUT_MS	200
 
 /*
  * Open (creating it if need be) the database at path, migrate it to
@@ -95,6 +105,9 @@ void mfrd_store_close(struct mfrd_store *s);
 
 /* Why the last failing call failed. */
 const char *mfrd_store_error(const struct mfrd_store *s);
+
+/* The last failing call failed because another program holds the lock. */
+bool mfrd_store_locked(const struct mfrd_store *s);
 
 /* The database's schema version (PRAGMA user_version), or -1. */
 int mfrd_store_schema_version(struct mfrd_store *s);
@@ -212,6 +225,21 @@ int mfrd_store_add_incident(struct mfrd_store *s, int64_t time_usec,
 			    const char *moved_to, int64_t salvaged);
 /* The unacknowledged incidents, or -1. */
 int64_t mfrd_store_unacked_incidents(struct mfrd_store *s);
+
+/* What mfrd_store_merge_into() wrote. */
+struct mfrd_store_merged {
+	int64_t pages, events, incidents;
+};
+
+/*
+ * Write what a stand-in store s holds into the store file at path (open
+ * and migrated already, e.g. by mfrd_store_open()), in one transaction:
+ * page records (a newer record of a page wins; earlier boots' copies read
+ * from that file change nothing), the events log and the store incidents.
+ * Returns 0, or -1 with nothing written (mfrd_store_error() says why).
+ */
+int mfrd_store_merge_into(struct mfrd_store *s, const char *path,
+			  struct mfrd_store_merged *m);
 
 /* The pages of this boot in each state, indexed by enum mfr_page_state. */
 int mfrd_store_count_states(struct mfrd_store *s,

@@ -588,7 +588,9 @@ static int read_batch(struct mfrd *d, struct batch *b, bool *overrun)
 
 	b->d = d;
 	b->now = mfrd_now_usec();
-	if (mfrd_store_begin(d->store))
+	/* Nothing is read yet: a locked file sends the batch aside. */
+	if (mfrd_store_begin(d->store) &&
+	    (!mfrd_store_put_aside(d) || mfrd_store_begin(d->store)))
 		goto store_failed;
 	for (n = 0; n < BATCH_MAX && readable(mfr_genl_fd(d->events)) &&
 	     mfrd_monotonic_usec() < deadline; n++) {
@@ -806,7 +808,8 @@ int mfrd_reconcile(struct mfrd *d, const char *why)
 			refreshed = true;
 		}
 
-	if (mfrd_store_begin(d->store))
+	if (mfrd_store_begin(d->store) &&
+	    (!mfrd_store_put_aside(d) || mfrd_store_begin(d->store)))
 		goto store_failed;
 	for (i = 0; i < pages.n; i++) {
 		struct mfrd_page *p = &pages.v[i];

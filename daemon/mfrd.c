@@ -44,6 +44,8 @@
 /* Retries of a store file that could not be used: 1 s doubling to 5 min. */
 #define STORE_RETRY_MIN_USEC	1000000ULL
 #define STORE_RETRY_MAX_USEC	(300 * 1000000ULL)
+/* ... to 30 s while it is locked: records wait aside for its release. */
+#define STORE_RETRY_LOCKED_MAX_USEC	(30 * 1000000ULL)
 /* Settings with errors at start are read again this often. */
 #define CONFIG_RETRY_SEC	5
 #define CONFIG_RETRY_TEXT	"5 s"
@@ -90,7 +92,8 @@ int64_t mfrd_now_usec(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static char *reload_result_path(void)
+/* NAME in mfrd's runtime directory. */
+static char *runtime_path(const char *name)
 {
 	const char *dir = getenv("RUNTIME_DIRECTORY");
 	char *path;
@@ -98,8 +101,40 @@ static char *reload_result_path(void)
 	/* systemd may list several, separated by ':'; ours is the first. */
 	if (!dir || !*dir)
 		dir = RUNTIME_DIR;
-	if (asprintf(&path, "%.*s/reload", (int)strcspn(dir, ":"), dir) < 0)
+	if (asprintf(&path, "%.*s/%s", (int)strcspn(dir, ":"), dir, name) < 0)
 		abort();
+	return path;
+}
+
+static char *reload_result_path(void)
+{
+	return runtime_path("reload");
+}
+
+/*
+ * The stand-in of the store file at path: in the runtime directory, which
+ * outlives a restart of mfrd (RuntimeDirectoryPreserve=restart), named
+ * after that path so that it is only ever merged into the store it
+ * stood in for.  FNV-1a: a name, not a secret.
+ */
+static char *standin_path(const char *store_path)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	char name[64], *path, *dir;
+
+	for (const char *c = store_path; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
+	snprintf(name, sizeof(name), "store-standin-%016" PRIx64 ".db", h);
+	path = runtime_path(name);
+	/* By hand, without systemd's RuntimeDirectory=. */
+	dir = strndup(path, strrchr(path, '/') - path);
+	if (!dir)
+		abort();
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		mfrd_logf(LOG_WARNING, NULL,
+			  "cannot create %s (%m): a stand-in of the store would be in memory only",
+			  dir);
+	free(dir);
 	return path;
 }
 
@@ -165,6 +200,8 @@ static int on_identify(sd_event_source *s, void *arg)
 	int n = mfrd_store_identify_pages(d->store, identify, d,
 					  IDENTIFY_SLICE);
 
+	if (n < 0 && mfrd_store_put_aside(d))
+		return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 	if (n < 0) {
 		mfrd_store_failed(d, mfrd_store_error(d->store));
 	} else {
@@ -231,7 +268,11 @@ void mfrd_prune_events(struct mfrd *d)
 		before = mfrd_now_usec() -
 			 (int64_t)d->cfg.events_max_age_days * 86400 * 1000000;
 	n = mfrd_store_prune_events(d->store, before, d->cfg.events_max_rows);
-	if (n < 0)
+	/* Locked by another program: retention waits for the next tick. */
+	if (n < 0 && mfrd_store_locked(d->store))
+		mfrd_logf(LOG_DEBUG, NULL, "events log retention skipped: %s",
+			  mfrd_store_error(d->store));
+	else if (n < 0)
 		mfrd_store_failed(d, mfrd_store_error(d->store));
 	else
 		d->events_pruned += (uint64_t)n;
@@ -255,6 +296,9 @@ static const char *unprotected_reason(const struct mfrd *d)
 
 void mfrd_ready_if_protected(struct mfrd *d)
 {
+	/* Never before the pfns of earlier boots are offline. */
+	if (d->offlining)
+		return;
 	if (d->ready_sent) {
 		if (d->ready_degraded && !unprotected_reason(d)) {
 			d->ready_degraded = false;
@@ -430,8 +474,11 @@ static char *join_errors(const struct mfrd_errors *errs)
 	return s;
 }
 
-/* Returns true if the new configuration and rules are in force. */
-static bool reload(struct mfrd *d, char **why)
+/*
+ * Returns true if the new configuration and rules are in force.  asked:
+ * an operator's reload; a refused one is counted in the metrics.
+ */
+static bool reload(struct mfrd *d, char **why, bool asked)
 {
 	struct mfrd_config cfg = { 0 };
 	struct mfrd_rules rules = { 0 };
@@ -444,7 +491,7 @@ static bool reload(struct mfrd *d, char **why)
 		set_note(d, "reload refused: configuration errors, running on the previous one");
 		*why = join_errors(&errs);
 		mfrd_errors_free(&errs);
-		d->reloads_failed++;
+		d->reloads_failed += asked;
 		return false;
 	}
 	d->reload_error = why;
@@ -455,7 +502,7 @@ static bool reload(struct mfrd *d, char **why)
 		set_note(d, "reload refused: mfr.ko refused a rule, running on the previous rules");
 		mfrd_config_free(&cfg);
 		mfrd_rules_free(&rules);
-		d->reloads_failed++;
+		d->reloads_failed += asked;
 		return false;
 	}
 	if (d->connected) {
@@ -496,24 +543,31 @@ static bool reload(struct mfrd *d, char **why)
 	return true;
 }
 
-static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si,
-		     void *arg)
+void mfrd_reload_now(struct mfrd *d, bool asked)
 {
-	struct mfrd *d = arg;
 	char *why = NULL;
 	bool ok;
 
-	(void)s;
-	(void)si;
+	/* sd_notify(3): RELOADING=1 with the time, READY=1 when done. */
 	if (d->ready_sent)
 		sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%lld",
 			   (long long)mfrd_monotonic_usec());
-	ok = reload(d, &why);
-	write_reload_result(ok, why);
+	ok = reload(d, &why, asked);
+	if (asked)
+		write_reload_result(ok, why);
 	free(why);
 	if (d->ready_sent)
 		mfrd_report_status(d, "READY=1");
+	/* A start pending on refused rules ends here once they are in. */
 	mfrd_ready_if_protected(d);
+}
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si,
+		     void *arg)
+{
+	(void)s;
+	(void)si;
+	mfrd_reload_now(arg, true);
 	return 0;
 }
 
@@ -561,17 +615,42 @@ static void log_store_recovery(struct mfrd *d,
 	else
 		snprintf(copied, sizeof(copied),
 			 "no page record could be read from it: the pfns of earlier boots are unknown");
+	if (r->in_memory && !r->standin_error)
+		mfrd_log_field(l, "MFR_STORE_STANDIN", "%s", d->standin_path);
 	if (!r->in_memory)
 		mfrd_log_message(l, "the store %s is damaged (%s): moved aside to %s, a fresh store started; %s; acknowledge with \"mfrctl store ack\"",
 				 d->store_path, r->error, r->moved_to, copied);
 	else
-		mfrd_log_message(l, "the store %s cannot be used (%s: %s)%s%s: %s%s; %s; records are kept in memory and the file is retried until it opens; acknowledge with \"mfrctl store ack\"",
+		mfrd_log_message(l, "the store %s cannot be used (%s: %s)%s%s: %s%s; %s; records are kept %s%s%s and the file is retried until it opens, then they are merged into it; acknowledge with \"mfrctl store ack\"",
 				 d->store_path, mfrd_store_fault_name(r->fault),
 				 r->error, r->move_error ? "; " : "",
 				 r->move_error ?: "",
 				 r->moved_to ? "it was moved aside to " :
 				 "the file is left as it is", r->moved_to ?: "",
-				 copied);
+				 copied, r->standin_error ? "in memory only (" :
+				 "in the stand-in ",
+				 r->standin_error ?: d->standin_path,
+				 r->standin_error ? ")" : "");
+	mfrd_log_send(l);
+}
+
+/* The stand-in's records are in the store file now: say what. */
+static void log_standin_merged(struct mfrd *d,
+			       const struct mfrd_store_merged *m,
+			       const char *when)
+{
+	struct mfrd_log *l = mfrd_log_new(LOG_NOTICE,
+					  MFRD_MSGID_STORE_RECOVERED);
+
+	mfrd_log_field(l, "MFR_STORE", "%s", d->store_path);
+	mfrd_log_field(l, "MFR_STORE_MERGED_PAGES", "%lld", (long long)m->pages);
+	mfrd_log_field(l, "MFR_STORE_MERGED_EVENTS", "%lld",
+		       (long long)m->events);
+	mfrd_log_field(l, "MFR_STORE_MERGED_INCIDENTS", "%lld",
+		       (long long)m->incidents);
+	mfrd_log_message(l, "the records kept while the store %s could not be used (%s) are in it now: %lld page records, %lld events, %lld store incidents",
+			 d->store_path, when, (long long)m->pages,
+			 (long long)m->events, (long long)m->incidents);
 	mfrd_log_send(l);
 }
 
@@ -647,10 +726,13 @@ static void schedule_store_retry(struct mfrd *d)
 {
 	uint64_t now;
 
+	uint64_t max = d->store_locked ? STORE_RETRY_LOCKED_MAX_USEC :
+				       STORE_RETRY_MAX_USEC;
+
 	d->store_retry_usec = d->store_retry_usec ?
 			      d->store_retry_usec * 2 : STORE_RETRY_MIN_USEC;
-	if (d->store_retry_usec > STORE_RETRY_MAX_USEC)
-		d->store_retry_usec = STORE_RETRY_MAX_USEC;
+	if (d->store_retry_usec > max)
+		d->store_retry_usec = max;
 	if (sd_event_now(d->event, CLOCK_MONOTONIC, &now) < 0)
 		return;
 	if (d->store_retry_src) {
@@ -667,40 +749,68 @@ static void schedule_store_retry(struct mfrd *d)
 }
 
 /*
- * The store file failed at start and mfrd runs on a store in memory: try
- * the file again.  Once it opens, records go to it, and the next tick
- * re-reads this boot's pages from mfr.ko into it.
+ * The store file could not be used and mfrd runs on a stand-in: try the
+ * file again.  Only the file: a failed try costs no copy of its records.
+ * Once it opens, the stand-in's records (the incident with them) are
+ * merged into it, records go to it, and the next tick re-reads this
+ * boot's pages from mfr.ko into it.
  */
 static int on_store_retry(sd_event_source *src, uint64_t usec, void *arg)
 {
-	struct mfrd_store_recovery r;
+	struct mfrd_store_recovery r = { 0 };
+	struct mfrd_store_merged m;
 	struct mfrd *d = arg;
 	struct mfrd_store *s;
+	char *err = NULL;
 
 	(void)src;
 	(void)usec;
-	if (mfrd_store_open_or_recover(d->store_path, d->boot_id, &s, &r) ||
-	    r.in_memory) {
-		if (!r.in_memory)
-			s = NULL;
-		mfrd_store_close(s);
+	if (mfrd_store_open(d->store_path, d->boot_id, &s, &r.error, &r.fault)) {
+		/* Damaged meanwhile: moved aside as at start, if it can be. */
+		if (r.fault == MFRD_STORE_CORRUPT) {
+			mfrd_store_recovery_free(&r);
+			if (mfrd_store_open_or_recover(d->store_path, NULL,
+						       d->boot_id, &s, &r))
+				r.in_memory = true;
+			else if (r.in_memory)
+				mfrd_store_close(s);
+		} else {
+			r.in_memory = true;
+		}
+	}
+	if (r.in_memory) {
+		d->store_locked = r.fault == MFRD_STORE_LOCKED;
 		mfrd_logf(LOG_DEBUG, NULL, "the store %s still cannot be used: %s",
 			  d->store_path, r.error ?: "?");
 		mfrd_store_recovery_free(&r);
 		schedule_store_retry(d);
 		return 0;
 	}
+	if (mfrd_store_leave_standin(d->store, d->store_in_memory &&
+				     d->standin_path && !d->standin_lost ?
+				     d->standin_path : NULL,
+				     d->store_path, &m, &err)) {
+		mfrd_logf(LOG_WARNING, NULL,
+			  "the store %s opens again, but the records kept meanwhile cannot be merged into it (%s): still on the stand-in, retried",
+			  d->store_path, err);
+		free(err);
+		mfrd_store_close(s);
+		mfrd_store_recovery_free(&r);
+		schedule_store_retry(d);
+		return 0;
+	}
+	d->store = s;
 	if (r.fault != MFRD_STORE_OK) {
 		log_store_recovery(d, &r);
 		remember_incident(d, &r);
+		add_incident(d);
 	}
 	mfrd_store_recovery_free(&r);
-	mfrd_store_close(d->store);
-	d->store = s;
 	d->store_in_memory = false;
+	d->store_locked = false;
 	d->store_retry_usec = 0;
-	add_incident(d);
 	count_earlier_pfns(d, false);
+	log_standin_merged(d, &m, "merged now");
 	mfrd_logf(LOG_NOTICE, MFRD_MSGID_STORE_RECOVERED,
 		  "the store %s is in use again: records go to it from now on%s",
 		  d->store_path, d->connected ?
@@ -709,6 +819,70 @@ static int on_store_retry(sd_event_source *src, uint64_t usec, void *arg)
 		d->need_reconcile = true;
 	mfrd_report_soon(d);
 	return 0;
+}
+
+bool mfrd_store_put_aside(struct mfrd *d)
+{
+	struct mfrd_store_recovery r = { 0 };
+	struct mfrd_log *l;
+	struct mfrd_store *s;
+
+	if (d->store_in_memory || !mfrd_store_locked(d->store))
+		return false;
+	/* The file's records too: counts and boot offlining stay right. */
+	if (mfrd_store_open_standin(d->store_path, d->standin_path,
+				    d->boot_id, &s, &r)) {
+		mfrd_logf(LOG_CRIT, NULL,
+			  "the store %s is locked by another program and no stand-in opens (%s)",
+			  d->store_path, r.error ?: "?");
+		mfrd_store_recovery_free(&r);
+		return false;
+	}
+	l = mfrd_log_new(LOG_WARNING, MFRD_MSGID_STORE_ERROR);
+	mfrd_log_field(l, "MFR_STORE", "%s", d->store_path);
+	mfrd_log_field(l, "MFR_STORE_ERROR", "%s", mfrd_store_error(d->store));
+	mfrd_log_field(l, "MFR_STORE_LOCKED", "1");
+	mfrd_log_message(l, "the store %s is LOCKED by another program (%s; an sqlite3 shell in a transaction?): records are kept aside in %s%s until it is released, then merged into it; retried in 1 s, then up to every %llu s",
+			 d->store_path, mfrd_store_error(d->store),
+			 r.standin_error ? "memory" : d->standin_path,
+			 r.standin_error ? " (the stand-in file does not open)" : "",
+			 STORE_RETRY_LOCKED_MAX_USEC / 1000000);
+	mfrd_log_send(l);
+	mfrd_store_close(d->store);
+	d->store = s;
+	d->store_in_memory = true;
+	d->store_locked = true;
+	d->standin_lost = r.standin_error != NULL;
+	d->store_retry_usec = 0;
+	mfrd_store_recovery_free(&r);
+	schedule_store_retry(d);
+	mfrd_report_soon(d);
+	return true;
+}
+
+/*
+ * An earlier run stopped while its store file could not be used (a
+ * read-only directory fixed, then a restart): its stand-in, the store
+ * incident in it, goes into the file now, so that the incident stays
+ * until an operator acknowledges it.
+ */
+static void take_leftover_standin(struct mfrd *d)
+{
+	struct mfrd_store_merged m;
+	char *err = NULL;
+	int ret;
+
+	ret = mfrd_store_take_leftover(d->standin_path, d->store_path,
+				       d->boot_id, &m, &err);
+	if (ret > 0)
+		log_standin_merged(d, &m, "an earlier run's stand-in");
+	if (ret < 0) {
+		mfrd_logf(LOG_ERR, MFRD_MSGID_STORE_ERROR,
+			  "the stand-in %s an earlier run left cannot be merged into the store %s (%s): kept for the next start",
+			  d->standin_path, d->store_path, err ?: "?");
+		d->store_errors++;
+	}
+	free(err);
 }
 
 /*
@@ -727,8 +901,9 @@ static int open_store(struct mfrd *d)
 			  d->cfg.state_dir);
 	if (asprintf(&d->store_path, "%s/mfrd.db", d->cfg.state_dir) < 0)
 		abort();
-	if (mfrd_store_open_or_recover(d->store_path, d->boot_id, &d->store,
-				       &r)) {
+	d->standin_path = standin_path(d->store_path);
+	if (mfrd_store_open_or_recover(d->store_path, d->standin_path,
+				       d->boot_id, &d->store, &r)) {
 		mfrd_logf(LOG_ERR, NULL,
 			  "cannot open even a store in memory: %s",
 			  r.error ?: "out of memory");
@@ -738,11 +913,15 @@ static int open_store(struct mfrd *d)
 	if (r.fault != MFRD_STORE_OK) {
 		d->store_errors++;
 		d->store_in_memory = r.in_memory;
+		d->store_locked = r.fault == MFRD_STORE_LOCKED;
+		d->standin_lost = r.standin_error != NULL;
 		remember_incident(d, &r);
 		log_store_recovery(d, &r);
 		add_incident(d);
 	}
 	mfrd_store_recovery_free(&r);
+	if (!d->store_in_memory)
+		take_leftover_standin(d);
 	count_earlier_pfns(d, false);
 	return 0;
 }
@@ -1059,9 +1238,12 @@ static void cleanup(struct mfrd *d)
 	free(d->note);
 	free(d->store_moved_to);
 	free(d->store_path);
+	free(d->standin_path);
 	sd_event_source_unref(d->store_retry_src);
 	sd_event_source_unref(d->ready_timer);
 	sd_event_source_unref(d->identify_src);
+	mfrd_pending_reload_stop(d);
+	mfrd_offline_cancel(d);
 	free(d->rules_refusal);
 	free(d->cgroup_root);
 	free(d->cgroup_ids);
@@ -1070,6 +1252,55 @@ static void cleanup(struct mfrd *d)
 	free(d->dimm_changed_pfns);
 	mfrd_dimms_free(d->dimms);
 	sd_event_unref(d->event);
+}
+
+/*
+ * The rest of the start, once boot offlining is done (it runs in slices
+ * from the loop): connect, then READY=1 if protected, else the bound of
+ * ready_timeout, counted from the start of the process.  A failure ends
+ * the loop.
+ */
+static void start_after_offlining(struct mfrd *d)
+{
+	int ret;
+
+	mfrd_module_try_connect(d);
+	if (d->failed)
+		return;		/* mfrd_fail() ended the loop */
+	if (!d->connected) {
+		struct mfrd_log *l = mfrd_log_new(LOG_NOTICE,
+						  MFRD_MSGID_MODULE_STATE);
+
+		mfrd_log_field(l, "MFR_MODULE_STATE", "waiting");
+		mfrd_log_message(l, "mfr.ko is not loaded: waiting for it");
+		mfrd_log_send(l);
+	}
+	if (!d->store_in_memory)
+		mfrd_logf(LOG_INFO, NULL, "started: %zu rules, state in %s",
+			  d->rules.n, d->cfg.state_dir);
+	else
+		mfrd_logf(LOG_INFO, NULL, "started: %zu rules, state in %s (the store file is not usable: records in %s)",
+			  d->rules.n, d->cfg.state_dir,
+			  d->standin_lost ? "memory only" : d->standin_path);
+	mfrd_report_soon(d);
+	mfrd_ready_if_protected(d);
+	if (d->ready_sent)
+		return;
+	ret = arm_ready_timeout(d, d->started_usec);
+	if (ret < 0) {
+		mfrd_logf(LOG_ERR, NULL, "cannot set the ready timeout: %s",
+			  strerror(-ret));
+		mfrd_fail(d);
+		return;
+	}
+	mfrd_pending_reload_watch(d);
+	if (d->cfg.ready_timeout)
+		mfrd_logf(LOG_NOTICE, NULL,
+			  "not READY until the rules are in mfr.ko, for %u s at most (ready_timeout)",
+			  d->cfg.ready_timeout);
+	else
+		mfrd_logf(LOG_NOTICE, NULL,
+			  "not READY until the rules are in mfr.ko, however long that takes (ready_timeout = 0)");
 }
 
 int main(int argc, char **argv)
@@ -1122,42 +1353,11 @@ int main(int argc, char **argv)
 		schedule_store_retry(&d);
 	/* Left by a restart between a reconcile and its identification. */
 	mfrd_identify_pages(&d);
+	d.started_usec = started;
 	if (d.cfg.offline_recorded_pfns)
-		mfrd_offline_recorded(&d);
-	mfrd_module_try_connect(&d);
-	if (d.failed) {
-		ret = EXIT_FAILURE;
-		goto out;
-	}
-	if (!d.connected) {
-		struct mfrd_log *l = mfrd_log_new(LOG_NOTICE,
-						  MFRD_MSGID_MODULE_STATE);
-
-		mfrd_log_field(l, "MFR_MODULE_STATE", "waiting");
-		mfrd_log_message(l, "mfr.ko is not loaded: waiting for it");
-		mfrd_log_send(l);
-	}
-	mfrd_logf(LOG_INFO, NULL, "started: %zu rules, state in %s%s",
-		  d.rules.n, d.cfg.state_dir,
-		  d.store_in_memory ? " (store in memory only)" : "");
-	mfrd_report_soon(&d);
-	mfrd_ready_if_protected(&d);
-	if (!d.ready_sent) {
-		ret = arm_ready_timeout(&d, started);
-		if (ret < 0) {
-			mfrd_logf(LOG_ERR, NULL, "cannot set the ready timeout: %s",
-				  strerror(-ret));
-			ret = EXIT_FAILURE;
-			goto out;
-		}
-		if (d.cfg.ready_timeout)
-			mfrd_logf(LOG_NOTICE, NULL,
-				  "not READY until the rules are in mfr.ko, for %u s at most (ready_timeout)",
-				  d.cfg.ready_timeout);
-		else
-			mfrd_logf(LOG_NOTICE, NULL,
-				  "not READY until the rules are in mfr.ko, however long that takes (ready_timeout = 0)");
-	}
+		mfrd_offline_recorded(&d, start_after_offlining);
+	else
+		start_after_offlining(&d);
 
 	ret = sd_event_loop(d.event);
 	if (ret < 0) {

@@ -14,8 +14,9 @@
  *   mfrd-atomic-file.c  replacing a file atomically and durably
  *   mfrd-clock.c    the monotonic clock
  *   mfrd-store-recover.c  a store that does not open: nothing lost
- *   mfrd-offline.c  hard-offlining the pfns of earlier boots
+ *   mfrd-offline.c  offlining the pfns of earlier boots, in slices
  *   mfrd-report.c   STATUS= and the metrics file
+ *   mfrd-pending-reload.c  until READY=1, a changed file is reloaded
  *   mfrd-log.c      journal entries
  */
 #ifndef MFRD_H
@@ -42,6 +43,8 @@ struct mfrd_memfd {
 	uint64_t cgroup_id;
 };
 
+struct mfrd_offline_pass;
+
 struct mfrd {
 	sd_event *event;
 
@@ -67,13 +70,25 @@ struct mfrd {
 	bool ready_degraded;		/* ... by ready_timeout, unprotected */
 	sd_event_source *ready_timer;	/* ready_timeout after the start */
 	bool rules_retrying;		/* a retry: a known refusal is quiet */
+	/* Until READY=1: mfrd.conf's directory and rules.d, watched. */
+	sd_event_source *pending_conf_src, *pending_rules_src;
+	sd_event_source *pending_settle_src;	/* ... a change settling */
 	char *rules_refusal;		/* the last refusal logged */
+
+	/* Start: boot offlining, in slices, comes before connect and READY. */
+	int64_t started_usec;		/* CLOCK_MONOTONIC, for ready_timeout */
+	bool offlining;			/* ... still running */
+	struct mfrd_offline_pass *offline_pass;	/* its state */
 
 	char boot_id[64];
 	struct mfrd_store *store;
 	char *store_path;		/* STATE_DIR/mfrd.db */
 	char *store_moved_to;		/* a damaged store was moved there */
-	bool store_in_memory;		/* the file is not usable (yet) */
+	char *standin_path;		/* the stand-in's file, in /run */
+	bool standin_lost;		/* ... did not open: in memory */
+	bool store_locked;		/* the file failed as locked */
+	bool store_in_memory;		/* the file is not usable (yet): a
+					   stand-in holds the records */
 	enum mfrd_store_fault store_fault;	/* why, if it failed at start */
 	char store_fault_error[256];
 	int64_t store_copied;		/* pages read from the failed file */
@@ -149,15 +164,25 @@ void mfrd_store_check_outside_change(struct mfrd *d);
 void mfrd_store_failed(struct mfrd *d, const char *what);
 
 /*
+ * The store file's last write failed because another program holds its
+ * lock: records go to a stand-in from now on (nothing waits, nothing is
+ * dropped), and the file is retried on a timer; once free, the stand-in
+ * is merged into it.  Returns true if the caller should write again (to
+ * the stand-in), false if the failure was something else.
+ */
+bool mfrd_store_put_aside(struct mfrd *d);
+
+/*
  * Physical address and DIMM of the pages recorded without them: in
  * slices, from the event loop (scheduled here, done in later turns).
  */
 void mfrd_identify_pages(struct mfrd *d);
 
 /*
- * Long work that cannot leave the loop (boot offlining before it runs,
- * one reconcile transaction) calls this after each unit of progress:
- * WATCHDOG=1 at most every quarter of WatchdogSec.
+ * Long work that cannot leave the loop (one reconcile transaction) calls
+ * this after each unit of progress: WATCHDOG=1 at most every quarter of
+ * WatchdogSec.  Work that can be cut is done in slices instead (boot
+ * offlining, memory identity), and the loop feeds the watchdog.
  */
 void mfrd_watchdog_progress(struct mfrd *d);
 
@@ -172,6 +197,21 @@ void mfrd_ready_if_protected(struct mfrd *d);
 
 /* The rules refused at connect or on a retry: push them again. */
 void mfrd_rules_retry(struct mfrd *d);
+
+/*
+ * Read the settings and rules again and push them, as on SIGHUP (asked:
+ * the outcome goes to "mfrd --reload"); READY=1 if that protects a start
+ * still pending.
+ */
+void mfrd_reload_now(struct mfrd *d, bool asked);
+
+/* mfrd-pending-reload.c */
+/*
+ * Until READY=1, reload as soon as mfrd.conf or a file in rules.d
+ * changes: systemd holds a "systemctl reload" back until the start ends.
+ */
+void mfrd_pending_reload_watch(struct mfrd *d);
+void mfrd_pending_reload_stop(struct mfrd *d);
 
 /* CLOCK_REALTIME microseconds, as the store keeps times. */
 int64_t mfrd_now_usec(void);
@@ -222,7 +262,14 @@ int mfrd_events_read(struct mfrd *d);
 void mfrd_memfds_clear(struct mfrd *d);
 
 /* mfrd-offline.c */
-void mfrd_offline_recorded(struct mfrd *d);
+/*
+ * Offline the pfns of earlier boots, once per boot, in slices from the
+ * event loop; done() is called when the pass is over (at once if there
+ * is none to do).
+ */
+void mfrd_offline_recorded(struct mfrd *d, void (*done)(struct mfrd *d));
+/* Stopping during the pass: its state freed, done() not called. */
+void mfrd_offline_cancel(struct mfrd *d);
 /*
  * The store changed behind mfrd (mfrctl forget): pfns no longer recorded
  * leave the counts of failed and DIMM-changed pfns.  pfns: the earlier

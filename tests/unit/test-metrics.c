@@ -49,6 +49,9 @@
 	"# HELP mfrd_store_in_memory Whether mfrd keeps its records in memory (the store file cannot be used now; retried).\n" \
 	"# TYPE mfrd_store_in_memory gauge\n"				\
 	"mfrd_store_in_memory " in_memory "\n"				\
+	"# HELP mfrd_store_locked Whether another program holds the store file's write lock: mfrd keeps its records aside, merges them once it is released.\n" \
+	"# TYPE mfrd_store_locked gauge\n"				\
+	"mfrd_store_locked 0\n"						\
 	"# HELP mfrd_metrics_write_timestamp_seconds When mfrd wrote this file: a stale value means mfrd is not running.\n" \
 	"# TYPE mfrd_metrics_write_timestamp_seconds gauge\n"		\
 	"mfrd_metrics_write_timestamp_seconds " written "\n"

@@ -5,13 +5,16 @@
  * fail (as on a full disk) and one in a read-only directory are left as
  * they are, and their pages read into the store in memory that stands in
  * for them; a damaged one is moved aside and what can still be read of it
- * salvaged into the fresh store.
+ * salvaged into the fresh store.  What the stand-in holds (the store
+ * incident first) goes into the file once it can be used, also when a
+ * restart came in between.
  */
 #include <dirent.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
 
@@ -110,7 +113,7 @@ static void check_left_alone(const char *what, const char *dir,
 	struct mfrd_store_recovery r;
 	struct mfrd_store *s = NULL;
 
-	CHECK(mfrd_store_open_or_recover(path, BOOT_B, &s, &r) == 0,
+	CHECK(mfrd_store_open_or_recover(path, NULL, BOOT_B, &s, &r) == 0,
 	      "%s: mfrd gets a store", what);
 	printf("#   %s\n", r.error ? r.error : "(no error)");
 	CHECK(r.fault == want, "%s: fault '%s' (got '%s')", what,
@@ -128,11 +131,24 @@ static void check_left_alone(const char *what, const char *dir,
 	mfrd_store_close(s);
 }
 
+static long long now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
 static void test_locked(void)
 {
 	const char *dir = unit_path("locked");
-	char path[4096];
+	struct mfrd_page p = { .pfn = 0x8888 };
+	struct mfrd_event e = { .time_usec = 9, .kind = "page-poisoned" };
+	struct mfrd_store_merged m;
+	struct mfrd_store *s = NULL;
+	char path[4096], *err = NULL;
 	sqlite3 *lock;
+	long long t0;
 
 	mkdir(dir, 0700);
 	snprintf(path, sizeof(path), "%s/mfrd.db", dir);
@@ -144,11 +160,35 @@ static void test_locked(void)
 		printf("not ok - cannot lock %s\n", path);
 		exit(1);
 	}
-	check_left_alone("locked store", dir, path, MFRD_STORE_UNAVAILABLE);
+	t0 = now_usec();
+	check_left_alone("locked store", dir, path, MFRD_STORE_LOCKED);
+	/* Each try of a retry is this open: mfrd's loop waits for it. */
+	CHECK(now_usec() - t0 < 1000000,
+	      "locked store: found out in %lld ms, under 1 s (no 5 s busy wait)",
+	      (now_usec() - t0) / 1000);
+
+	/* Records put aside while it is locked wait for the lock to go. */
+	CHECK(mfrd_store_open(MFRD_STORE_IN_MEMORY, BOOT_B, &s, &err, NULL) == 0 &&
+	      mfrd_store_put_page(s, &p, 9) == 0 &&
+	      mfrd_store_log_event(s, &e) == 0,
+	      "locked store: a page and an event go to a stand-in");
+	t0 = now_usec();
+	CHECK(s && mfrd_store_merge_into(s, path, &m) == -1 && mfrd_store_locked(s),
+	      "locked store: merging them fails as locked (%s)",
+	      s ? mfrd_store_error(s) : "?");
+	CHECK(now_usec() - t0 < 1000000, "... in %lld ms, under 1 s",
+	      (now_usec() - t0) / 1000);
 	sqlite3_exec(lock, "ROLLBACK", NULL, NULL, NULL);
+	CHECK(s && mfrd_store_merge_into(s, path, &m) == 0 && m.pages == 1 &&
+	      m.events == 1,
+	      "locked store: once released, the page and the event are merged");
+	CHECK(sql_int(path, "SELECT count(*) FROM poisoned_pages WHERE pfn = 0x8888") == 1,
+	      "... and in the file");
+	mfrd_store_close(s);
+	free(err);
 	sqlite3_close(lock);
-	CHECK(sql_int(path, "SELECT count(*) FROM poisoned_pages") == PAGES,
-	      "locked store: its records intact once the lock is gone");
+	CHECK(sql_int(path, "SELECT count(*) FROM poisoned_pages") == PAGES + 1,
+	      "locked store: its %d records intact once the lock is gone", PAGES);
 }
 
 static void test_newer(void)
@@ -238,6 +278,64 @@ static void test_read_only_dir(void)
 }
 
 /*
+ * A read-only directory at one start, writable at the next: the stand-in
+ * file the first run left (its incident, a page it recorded) is merged
+ * into the store at the second, and then deleted.
+ */
+static void test_standin_outlives_restart(void)
+{
+	struct mfrd_store_recovery r;
+	struct mfrd_store_merged m;
+	struct mfrd_store *s = NULL;
+	struct mfrd_page p = { .pfn = 0x7777 };
+	char dir[2048], sdir[2048], path[4096], standin[4096], *err = NULL;
+
+	/* unit_path() answers in one static buffer. */
+	snprintf(dir, sizeof(dir), "%s", unit_path("ro-then-rw"));
+	snprintf(sdir, sizeof(sdir), "%s", unit_path("run"));
+	mkdir(dir, 0700);
+	mkdir(sdir, 0700);
+	snprintf(path, sizeof(path), "%s/mfrd.db", dir);
+	snprintf(standin, sizeof(standin), "%s/standin.db", sdir);
+	make_store(path);
+	chmod(dir, 0500);
+	dac_override(false);
+	CHECK(mfrd_store_open_or_recover(path, standin, BOOT_B, &s, &r) == 0 &&
+	      r.in_memory && !r.standin_error && !access(standin, F_OK),
+	      "read-only directory: the stand-in is a file (%s)",
+	      r.standin_error ? r.standin_error : "ok");
+	CHECK(s && mfrd_store_add_incident(s, 5, "unavailable", r.error, NULL,
+					   r.copied) == 0 &&
+	      mfrd_store_put_page(s, &p, 6) == 0,
+	      "read-only directory: the incident and a page into the stand-in");
+	mfrd_store_recovery_free(&r);
+	mfrd_store_close(s);
+	dac_override(true);
+	chmod(dir, 0700);
+	CHECK(sql_int(path, "SELECT count(*) FROM store_incidents") == 0,
+	      "the store file itself got nothing while read-only");
+
+	/* The next start: the file opens. */
+	CHECK(mfrd_store_take_leftover(standin, path, BOOT_B, &m, &err) == 1,
+	      "next start: the stand-in left is merged (%s)", err ? err : "ok");
+	CHECK(m.incidents == 1 && m.pages == 1,
+	      "... 1 incident, 1 page record (%lld, %lld; the file's own pages are not copied back)",
+	      (long long)m.incidents, (long long)m.pages);
+	CHECK(sql_int(path, "SELECT count(*) FROM store_incidents WHERE acked_usec IS NULL AND kind = 'unavailable'") == 1,
+	      "... the incident is in the file, unacknowledged");
+	CHECK(sql_int(path, "SELECT count(*) FROM poisoned_pages WHERE pfn = 0x7777") == 1 &&
+	      sql_int(path, "SELECT count(*) FROM poisoned_pages") == PAGES + 1,
+	      "... the page recorded meanwhile too, the file's %d intact", PAGES);
+	CHECK(access(standin, F_OK) && count_files(sdir, "standin.db") == 0,
+	      "... and the stand-in is deleted");
+	free(err);
+	CHECK(mfrd_store_take_leftover(standin, path, BOOT_B, &m, &err) == 0 &&
+	      sql_int(path, "SELECT count(*) FROM store_incidents") == 1,
+	      "a start without a stand-in merges nothing");
+	free(err);
+}
+
+/*
  * A damaged store: its events log overwritten with garbage, its page
  * records still readable.  Moved aside, and its pages salvaged.
  */
@@ -263,7 +361,7 @@ static void test_damaged(void)
 		printf("not ok - cannot damage %s\n", path);
 		exit(1);
 	}
-	CHECK(mfrd_store_open_or_recover(path, BOOT_B, &s, &r) == 0,
+	CHECK(mfrd_store_open_or_recover(path, NULL, BOOT_B, &s, &r) == 0,
 	      "damaged store: mfrd gets a store");
 	printf("#   %s\n", r.error ? r.error : "(no error)");
 	CHECK(r.fault == MFRD_STORE_CORRUPT, "damaged store: fault 'corrupt'");
@@ -283,7 +381,7 @@ static void test_damaged(void)
 	unit_write(path, "not a database, and more than a header of it: "
 		   "................................................................"
 		   "................................................................\n", -1);
-	CHECK(mfrd_store_open_or_recover(path, BOOT_B, &s, &r) == 0 &&
+	CHECK(mfrd_store_open_or_recover(path, NULL, BOOT_B, &s, &r) == 0 &&
 	      r.fault == MFRD_STORE_CORRUPT && !r.in_memory && r.copied == -1,
 	      "not a database: moved aside, a fresh store, nothing readable (-1: unknown)");
 	mfrd_store_recovery_free(&r);
@@ -296,6 +394,7 @@ int main(void)
 	test_newer();
 	test_full();
 	test_read_only_dir();
+	test_standin_outlives_restart();
 	test_damaged();
 	test_locked();
 	return check_exit_status();
