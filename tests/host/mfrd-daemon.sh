@@ -482,17 +482,24 @@ left_alone newer && [ "$(db_query "$tmp/newer/mfrd.db" "pragma user_version")" =
 	ok "newer schema: the file is intact (version 99, its record)" ||
 	{ fail "newer schema: the file was changed"; ls -la "$tmp/newer"; }
 
-# Locked by another writer (an operator's sqlite3 shell) for 20 s.
-store_case locked
-python3 - "$tmp/locked/mfrd.db" "$tmp/locked.held" <<'EOP' &
+# hold_write_lock DB MARKER SECONDS: another writer (an operator's sqlite3
+# shell) holds DB's write lock for SECONDS; MARKER appears once it does.
+# Sets locker to its pid.
+hold_write_lock() {
+	python3 - "$1" "$2" "$3" <<'EOP' &
 import sqlite3, sys, time
 c = sqlite3.connect(sys.argv[1], isolation_level=None)
 c.execute("BEGIN EXCLUSIVE")
 open(sys.argv[2], "w").close()
-time.sleep(20)
+time.sleep(int(sys.argv[3]))
 c.execute("ROLLBACK")
 EOP
-locker=$!
+	locker=$!
+}
+
+# Locked by another writer (an operator's sqlite3 shell) for 20 s.
+store_case locked
+hold_write_lock "$tmp/locked/mfrd.db" "$tmp/locked.held" 20
 wait_for 10 test -e "$tmp/locked.held"
 "$mfrd" --config "$tmp/locked.conf" --rules-dir "$tmp/rules" >"$tmp/locked.log" 2>&1 &
 pid=$!
@@ -545,15 +552,7 @@ pid=$!
 wait_for 30 grep -qs '^mfrd_store_in_memory 0$' "$tmp/lockedlive.prom" ||
 	fail "lockedlive: mfrd did not start on the file"
 errors_before=$(sed -n 's/^mfrd_store_errors_total //p' "$tmp/lockedlive.prom")
-python3 - "$tmp/lockedlive/mfrd.db" "$tmp/lockedlive.held" <<'EOP' &
-import sqlite3, sys, time
-c = sqlite3.connect(sys.argv[1], isolation_level=None)
-c.execute("BEGIN EXCLUSIVE")
-open(sys.argv[2], "w").close()
-time.sleep(10)
-c.execute("ROLLBACK")
-EOP
-locker=$!
+hold_write_lock "$tmp/lockedlive/mfrd.db" "$tmp/lockedlive.held" 10
 wait_for 10 test -e "$tmp/lockedlive.held"
 slowest=$(max_reload_ms "$locker")
 wait "$locker"
