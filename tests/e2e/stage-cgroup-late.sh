@@ -58,7 +58,15 @@ check "... and no rule in the module (rule-replace refused whole)" no_rules
 
 cg_made=$(monotonic_usec)
 check "the cgroup appears: mkdir $late_cg" mkdir "$late_cg"
-check "mfrd pushes the rules by itself once it exists (mfrctl -j rules list)" wait_until 30 late_rule_in
+# On failure: what mfrd said since the mkdir, and the module's rules.
+late_rule_pushed() {
+	wait_until 30 late_rule_in && return 0
+	echo "cgroup made at $cg_made us, now $(monotonic_usec) us"
+	journalctl -b -u mfrd -o short-monotonic --no-pager | tail -n 40
+	mfrctl -j rules list
+	return 1
+}
+check "mfrd pushes the rules by itself once it exists (mfrctl -j rules list)" late_rule_pushed
 accepted_after_mkdir() {
 	journal_json MESSAGE_ID=$MSG_CONFIG_REJECTED | python3 -c '
 import json, sys
