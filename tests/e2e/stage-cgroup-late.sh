@@ -49,8 +49,8 @@ check "meanwhile STATUS says DEGRADED, metrics mfrd_ready_unprotected 1, mfrd_pr
 	wait_until 30 degraded
 late_rule_in() {
 	mfrctl -j rules list |
-		json "any(r.get('cgroup_path') == '/e2e-late.slice' and r['action'] == 'keep' for r in d) and
-		      any(r.get('name_glob') == 'guest-ram*' for r in d)"
+		json "(any(r.get('cgroup_path') == '/e2e-late.slice' and r['action'] == 'keep' for r in d) and
+		       any(r.get('name_glob') == 'guest-ram*' for r in d))"
 }
 # All or nothing: mfr.ko, loaded at boot, has none of the refused set.
 no_rules() { mfrctl -j rules list | json "len(d) == 0"; }
