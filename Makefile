@@ -63,7 +63,9 @@ vm-run: module helpers test-kmods
 	@test -n "$(CMD)" || { echo "usage: make vm-run CMD='command'" >&2; exit 2; }
 	scripts/vm-run.sh '$(subst ','\'',$(CMD))'
 
-test: module helpers test-kmods daemon
+# tests/run builds the kernel, mfr.ko and the test modules itself, beside
+# the host tests.
+test: deps helpers daemon
 	tests/run
 
 # Peer suites (kernel selftests) against the same kernel without the
