@@ -11,6 +11,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <net/genetlink.h>
 
 #include "mfr-nl-gen.h"
@@ -27,8 +28,15 @@ struct mfr_rule {
 	struct list_head node;
 	u32 id;
 	char *name_glob;	/* NULL: any name */
-	u64 cgroup_id;		/* 0: any cgroup */
-	char *cgroup_path;	/* how the operator named it, for dumps */
+	u64 cgroup_id;		/* by id; 0: see cgroup_path */
+	/*
+	 * By path from the root of the cgroup v2 hierarchy, matched by name
+	 * at each memfd_create(): the cgroup need not exist when the rule is
+	 * added, and one removed and created again (a VM's scope) is matched
+	 * all the same.  NULL (and no id): any cgroup.
+	 */
+	char *cgroup_path;
+	int cgroup_level;	/* its number of names: "/" 0, "/a/b" 2 */
 	bool match_uid;
 	kuid_t uid;
 	bool keep;
@@ -55,12 +63,43 @@ static bool mfr_cgroup_within(struct cgroup *cgrp, u64 ancestor_id)
 	return false;
 }
 
+/*
+ * @cgrp is @path or below it: its ancestor at @path's level has @path's
+ * names, compared from the last one up.  cgroup v2 directories cannot be
+ * renamed, so a held cgroup's names (and its ancestors') are stable.
+ */
+static bool mfr_cgroup_under_path(struct cgroup *cgrp, const char *path,
+				  int level)
+{
+	const char *end = path + strlen(path), *start;
+	struct cgroup *anc;
+	size_t len;
+
+	if (cgrp->level < level)
+		return false;
+	for (anc = cgroup_ancestor(cgrp, level); level > 0;
+	     level--, anc = cgroup_parent(anc)) {
+		start = end;
+		while (start[-1] != '/')
+			start--;
+		len = end - start;
+		if (strlen(anc->kn->name) != len ||
+		    memcmp(anc->kn->name, start, len))
+			return false;
+		end = start - 1;
+	}
+	return true;
+}
+
 static bool mfr_rule_matches(const struct mfr_rule *rule, const char *name,
 			     struct cgroup *cgrp, kuid_t uid)
 {
 	if (rule->name_glob && !glob_match(rule->name_glob, name))
 		return false;
 	if (rule->cgroup_id && !mfr_cgroup_within(cgrp, rule->cgroup_id))
+		return false;
+	if (rule->cgroup_path &&
+	    !mfr_cgroup_under_path(cgrp, rule->cgroup_path, rule->cgroup_level))
 		return false;
 	if (rule->match_uid && !uid_eq(rule->uid, uid))
 		return false;
@@ -105,15 +144,42 @@ void mfr_rules_flush(void)
 	mutex_unlock(&mfr_rules_lock);
 }
 
-/* Resolve the cgroup criterion, given by id or by path, to id and path. */
+/*
+ * A cgroup path as the hierarchy names it: "/" then names separated by
+ * one "/", none empty, "." or "..", no "/" at the end.  Returns its
+ * number of names, or -EINVAL.
+ */
+static int mfr_cgroup_path_level(const char *path)
+{
+	const char *p = path + 1, *end;
+	int level = 0;
+
+	if (path[0] != '/')
+		return -EINVAL;
+	if (!*p)
+		return 0;
+	for (;; p = end + 1) {
+		end = strchrnul(p, '/');
+		if (end == p || (end - p == 1 && p[0] == '.') ||
+		    (end - p == 2 && p[0] == '.' && p[1] == '.'))
+			return -EINVAL;
+		level++;
+		if (!*end)
+			return level;
+	}
+}
+
+/*
+ * The cgroup criterion: by id, resolved now (an id is never reused, so a
+ * cgroup gone is refused); or by path, kept as a path and matched by
+ * name, whether or not the cgroup exists yet.
+ */
 static int mfr_rule_set_cgroup(struct mfr_rule *rule, struct nlattr **tb,
 			       struct netlink_ext_ack *extack)
 {
 	struct nlattr *id_attr = tb[MFR_A_RULE_CGROUP_ID];
 	struct nlattr *path_attr = tb[MFR_A_RULE_CGROUP_PATH];
 	struct cgroup *cgrp;
-	char *buf;
-	int len;
 
 	if (id_attr && path_attr) {
 		NL_SET_ERR_MSG_ATTR(extack, path_attr,
@@ -121,31 +187,26 @@ static int mfr_rule_set_cgroup(struct mfr_rule *rule, struct nlattr **tb,
 		return -EINVAL;
 	}
 	if (path_attr) {
-		cgrp = cgroup_get_from_path(nla_data(path_attr));
-		if (IS_ERR(cgrp)) {
+		rule->cgroup_level = mfr_cgroup_path_level(nla_data(path_attr));
+		if (rule->cgroup_level < 0) {
 			NL_SET_ERR_MSG_ATTR(extack, path_attr,
-					    "cgroup-path: no such cgroup v2");
-			return -ENOENT;
+					    "cgroup-path: not an absolute path of cgroup names (\"/\" first, no empty, \".\" or \"..\" name, no \"/\" last)");
+			return -EINVAL;
 		}
-	} else if (id_attr) {
-		cgrp = cgroup_get_from_id(nla_get_uint(id_attr));
-		if (IS_ERR(cgrp)) {
-			NL_SET_ERR_MSG_ATTR(extack, id_attr,
-					    "cgroup-id: no such cgroup v2");
-			return -ENOENT;
-		}
-	} else {
-		return 0;
+		rule->cgroup_path = nla_strdup(path_attr, GFP_KERNEL);
+		return rule->cgroup_path ? 0 : -ENOMEM;
 	}
-
+	if (!id_attr)
+		return 0;
+	cgrp = cgroup_get_from_id(nla_get_uint(id_attr));
+	if (IS_ERR(cgrp)) {
+		NL_SET_ERR_MSG_ATTR(extack, id_attr,
+				    "cgroup-id: no such cgroup v2");
+		return -ENOENT;
+	}
 	rule->cgroup_id = cgroup_id(cgrp);
-	buf = kmalloc(PATH_MAX, GFP_KERNEL);
-	len = buf ? cgroup_path(cgrp, buf, PATH_MAX) : -ENOMEM;
 	cgroup_put(cgrp);
-	if (len >= 0)
-		rule->cgroup_path = kstrdup(buf, GFP_KERNEL);
-	kfree(buf);
-	return rule->cgroup_path ? 0 : -ENOMEM;
+	return 0;
 }
 
 /* @nest: the rule's nest in a rule-replace, NULL for a rule-add. */
@@ -398,8 +459,9 @@ static int mfr_rule_fill(struct sk_buff *msg, const struct mfr_rule *rule,
 	    (rule->name_glob &&
 	     nla_put_string(msg, MFR_A_RULE_NAME_GLOB, rule->name_glob)) ||
 	    (rule->cgroup_id &&
-	     (nla_put_uint(msg, MFR_A_RULE_CGROUP_ID, rule->cgroup_id) ||
-	      nla_put_string(msg, MFR_A_RULE_CGROUP_PATH, rule->cgroup_path))) ||
+	     nla_put_uint(msg, MFR_A_RULE_CGROUP_ID, rule->cgroup_id)) ||
+	    (rule->cgroup_path &&
+	     nla_put_string(msg, MFR_A_RULE_CGROUP_PATH, rule->cgroup_path)) ||
 	    (rule->match_uid &&
 	     nla_put_u32(msg, MFR_A_RULE_UID,
 			 from_kuid_munged(current_user_ns(), rule->uid))) ||
