@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "mfr-time.h"
 #include "mfrctl.h"
 
 struct monitor {
@@ -31,12 +32,10 @@ static void on_stop_signal(int sig)
 static void timestamp(char *buf, size_t size)
 {
 	struct timespec ts;
-	struct tm tm;
-	size_t n;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", gmtime_r(&ts.tv_sec, &tm));
-	snprintf(buf + n, size - n, ".%06ldZ", ts.tv_nsec / 1000);
+	mfr_time_text((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000,
+		      MFR_TIME_USEC, buf, size);
 }
 
 static int print_text(const char *event, const struct mfr_attr_set *set,

@@ -17,6 +17,7 @@
 #include <sqlite3.h>
 #include <systemd/sd-journal.h>
 
+#include "mfr-time.h"
 #include "mfrctl.h"
 #include "mfrd-log.h"
 #include "mfrd-store.h"
@@ -67,10 +68,7 @@ static const enum kind history_kinds[] = {
 
 static void iso_time(int64_t usec, char *buf, size_t size)
 {
-	time_t t = (time_t)(usec / 1000000);
-	struct tm tm;
-
-	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+	mfr_time_text(usec, MFR_TIME_SECONDS, buf, size);
 }
 
 /* The text of a cell, NULL for SQL NULL; malloc()ed. */

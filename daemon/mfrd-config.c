@@ -25,20 +25,13 @@
 
 #include "mfr-spec.h"
 #include "mfrd-config.h"
+#include "mfrd-grow.h"
 
 /* The limits of the rule attributes in module/mfr.yaml ("checks"). */
 #define NAME_GLOB_MAX_LEN	249
 #define CGROUP_PATH_MAX_LEN	4095
 #define BUDGET_MAX		1048576
 #define PATH_MAX_LEN		(PATH_MAX - 1)
-
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n);
-	if (!p)
-		abort();
-	return p;
-}
 
 static char *xstrdup(const char *s)
 {
@@ -59,10 +52,11 @@ void mfrd_errors_free(struct mfrd_errors *e)
 
 static void err_push(struct mfrd_errors *e, char *msg)
 {
-	if (e->n == e->cap) {
-		e->cap = e->cap ? 2 * e->cap : 16;
-		e->msgs = xrealloc(e->msgs, e->cap * sizeof(*e->msgs));
-	}
+	char **v = mfrd_grow(e->msgs, &e->cap, e->n, sizeof(*e->msgs));
+
+	if (!v)
+		abort();
+	e->msgs = v;
 	e->msgs[e->n++] = msg;
 }
 
@@ -324,7 +318,9 @@ static bool open_file(struct reader *r, bool missing_ok)
 	struct stat st;
 	int fd;
 
-	r->buf = xrealloc(NULL, MFRD_LINE_MAX + 1);
+	r->buf = malloc(MFRD_LINE_MAX + 1);
+	if (!r->buf)
+		abort();
 	fd = open(r->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		if (!(missing_ok && errno == ENOENT))
@@ -431,7 +427,8 @@ static bool first_time(struct reader *r, unsigned int *seen)
 
 enum { C_STATE_DIR, C_METRICS_FILE, C_METRICS_INTERVAL, C_OFFLINE, C_WATCHDOG,
        C_READY_WITHOUT_MODULE, C_READY_TIMEOUT, C_EVENTS_MAX_AGE_DAYS, C_EVENTS_MAX_ROWS,
-       C_LOG_RATE_LIMIT_BURST, C_LOG_RATE_LIMIT_INTERVAL, C_DMI_TABLE, C_NR };
+       C_LOG_RATE_LIMIT_BURST, C_LOG_RATE_LIMIT_INTERVAL, C_DMI_TABLE,
+       C_RAS_DB, C_NR };
 static const char *const config_keys[C_NR] = {
 	[C_STATE_DIR] = "state_dir",
 	[C_METRICS_FILE] = "metrics_file",
@@ -445,6 +442,7 @@ static const char *const config_keys[C_NR] = {
 	[C_LOG_RATE_LIMIT_BURST] = "log_rate_limit_burst",
 	[C_LOG_RATE_LIMIT_INTERVAL] = "log_rate_limit_interval",
 	[C_DMI_TABLE] = "dmi_table",
+	[C_RAS_DB] = "rasdaemon_db",
 };
 
 static int key_index(const char *const *keys, int n, const char *key)
@@ -460,7 +458,8 @@ void mfrd_config_free(struct mfrd_config *cfg)
 	free(cfg->state_dir);
 	free(cfg->metrics_file);
 	free(cfg->dmi_table);
-	cfg->state_dir = cfg->metrics_file = cfg->dmi_table = NULL;
+	free(cfg->ras_db);
+	cfg->state_dir = cfg->metrics_file = cfg->dmi_table = cfg->ras_db = NULL;
 }
 
 static void config_key(struct reader *r, struct mfrd_config *c,
@@ -520,6 +519,9 @@ static void config_key(struct reader *r, struct mfrd_config *c,
 	case C_DMI_TABLE:
 		parse_path(r, PATH_MAX_LEN, &c->dmi_table);
 		break;
+	case C_RAS_DB:
+		parse_path(r, PATH_MAX_LEN, &c->ras_db);
+		break;
 	case C_LOG_RATE_LIMIT_INTERVAL:
 		if (parse_u64(r, 1, 86400, &v))
 			c->log_rate_limit_interval = (unsigned int)v;
@@ -543,6 +545,7 @@ int mfrd_config_load(const char *path, struct mfrd_config *cfg,
 		.log_rate_limit_burst = 50,
 		.log_rate_limit_interval = 60,
 		.dmi_table = xstrdup("/sys/firmware/dmi/tables/DMI"),
+		.ras_db = xstrdup("/var/lib/rasdaemon/ras-mc_event.db"),
 	};
 	struct mfrd_errors e = { 0 };
 	struct reader r = { .path = path, .errs = &e };
@@ -601,25 +604,30 @@ void mfrd_rules_free(struct mfrd_rules *rules)
 }
 
 /*
- * The kernel walks a cgroup path name by name (kernfs_walk_ns()): "." and
- * ".." are no cgroup's names there, and such a rule would never match.
+ * mfr.ko matches a cgroup path name by name from the root: "." and ".."
+ * are no cgroup's names, nor is an empty one ("//", a "/" at the end),
+ * and it refuses such a path.  "/" alone is the root: every cgroup.
  */
-static bool dot_component(struct reader *r)
+static bool bad_cgroup_path(struct reader *r)
 {
-	const char *p = r->value, *end;
+	const char *p = r->value + 1, *end;
 	size_t n;
 
-	for (; *p; p = *end ? end + 1 : end) {
+	if (!*p)
+		return false;
+	for (;; p = end + 1) {
 		end = p + strcspn(p, "/");
 		n = (size_t)(end - p);
-		if ((n == 1 && p[0] == '.') || (n == 2 && !strncmp(p, "..", 2))) {
+		if (!n || (n == 1 && p[0] == '.') ||
+		    (n == 2 && !strncmp(p, "..", 2))) {
 			rerr(r, r->line,
-			     "%s: \"%s\": no \".\" or \"..\" in a cgroup path (the kernel resolves none)",
+			     "%s: \"%s\": not a path of cgroup names (no empty, \".\" or \"..\" name, no \"/\" at the end)",
 			     r->key_shown, r->value_shown);
 			return true;
 		}
+		if (!*end)
+			return false;
 	}
-	return false;
 }
 
 static void rule_key(struct reader *r, struct mfrd_rule *rule,
@@ -656,7 +664,7 @@ static void rule_key(struct reader *r, struct mfrd_rule *rule,
 			rule->name_glob = xstrdup(r->value);
 		break;
 	case R_CGROUP_PATH:
-		if (!dot_component(r))
+		if (r->value[0] != '/' || !bad_cgroup_path(r))
 			parse_path(r, CGROUP_PATH_MAX_LEN, &rule->cgroup_path);
 		rule->cgroup_line = r->line;
 		break;
@@ -706,18 +714,30 @@ static void rule_end(struct reader *r, struct mfrd_rules *rules,
 			"budget: only for action keep");
 }
 
-/* Append the rules of one open file to *rules; errors go to r->errs. */
+/*
+ * Append the rules of one open file to *rules; errors go to r->errs, and
+ * a rule any error was found in (a line of it, or the rule as a whole)
+ * is marked bad.
+ */
 static void rules_read(struct reader *r, struct mfrd_rules *rules)
 {
-	unsigned int seen[R_NR];
+	unsigned int seen[R_NR], before;
 	bool in_rule = false;
 	enum line_kind kind;
 	char b[SHOWN_SIZE];
+	void *v;
 
-	while ((kind = next_line(r)) != LINE_END) {
+	for (;;) {
+		before = r->nerr;
+		kind = next_line(r);
+		if (kind == LINE_END)
+			break;
 		if (kind == LINE_SECTION) {
-			if (in_rule)
+			if (in_rule) {
 				rule_end(r, rules, seen);
+				rules->v[rules->n - 1].bad |= r->nerr > before;
+				before = r->nerr;
+			}
 			in_rule = !strcmp(r->section, "rule");
 			if (!in_rule) {
 				rerr(r, r->line,
@@ -725,11 +745,11 @@ static void rules_read(struct reader *r, struct mfrd_rules *rules)
 				     shown(r->section, b));
 				continue;
 			}
-			if (rules->n == rules->cap) {
-				rules->cap = rules->cap ? 2 * rules->cap : 16;
-				rules->v = xrealloc(rules->v, rules->cap *
-						    sizeof(*rules->v));
-			}
+			v = mfrd_grow(rules->v, &rules->cap, rules->n,
+				      sizeof(*rules->v));
+			if (!v)
+				abort();
+			rules->v = v;
 			rules->v[rules->n++] = (struct mfrd_rule){
 				.file = xstrdup(r->path),
 				.line = r->line,
@@ -742,9 +762,14 @@ static void rules_read(struct reader *r, struct mfrd_rules *rules)
 				rerr(r, r->line,
 					"%s: outside a [rule] section", r->key_shown);
 		}
+		if (in_rule && r->nerr > before)
+			rules->v[rules->n - 1].bad = true;
 	}
-	if (in_rule)
+	if (in_rule) {
+		before = r->nerr;
 		rule_end(r, rules, seen);
+		rules->v[rules->n - 1].bad |= r->nerr > before;
+	}
 }
 
 static void rules_file(const char *path, struct mfrd_rules *rules,
@@ -844,6 +869,32 @@ int mfrd_rules_load_dir(const char *dir, struct mfrd_rules *rules,
 	return finish(&tmp, &e, rules, errs);
 }
 
+size_t mfrd_rules_load_dir_partial(const char *dir, struct mfrd_rules *rules,
+				   struct mfrd_errors *errs)
+{
+	struct mfrd_rules tmp = { 0 };
+	struct mfrd_errors e = { 0 };
+	size_t n = 0;
+
+	load_dir(dir, &tmp, &e);
+	for (size_t i = 0; i < tmp.n; i++) {
+		if (tmp.v[i].bad || n == MFR_RULES_MAX) {
+			if (!tmp.v[i].bad)
+				err_add(&e, tmp.v[i].file, tmp.v[i].line,
+					"rule %zu of %zu: mfr.ko holds at most %d rules",
+					i + 1, tmp.n, MFR_RULES_MAX);
+			rule_free(&tmp.v[i]);
+			continue;
+		}
+		tmp.v[n++] = tmp.v[i];
+	}
+	tmp.n = n;
+	err_finish(&e);
+	*rules = tmp;
+	*errs = e;
+	return e.n;
+}
+
 /* nftw() has no argument for its callback. */
 static uint64_t wanted_cgroup_id;
 
@@ -870,8 +921,6 @@ static int cgroup_id_exists(const char *root, uint64_t id)
 static void check_host(const struct mfrd_rules *rules, const char *cgroup_root,
 		       struct mfrd_errors *e)
 {
-	struct stat st;
-	char *path;
 	int found;
 
 	for (size_t i = 0; i < rules->n; i++) {
@@ -889,19 +938,6 @@ static void check_host(const struct mfrd_rules *rules, const char *cgroup_root,
 					"cgroup-id: %" PRIu64 ": no such cgroup v2 under %s",
 					r->cgroup_id, cgroup_root);
 		}
-		if (!r->cgroup_path)
-			continue;
-		if (asprintf(&path, "%s%s", cgroup_root, r->cgroup_path) < 0)
-			abort();
-		if (stat(path, &st) < 0)
-			err_add(e, r->file, line,
-				"cgroup-path: %s: no such cgroup v2 (%s: %s)",
-				r->cgroup_path, path, strerror(errno));
-		else if (!S_ISDIR(st.st_mode))
-			err_add(e, r->file, line,
-				"cgroup-path: %s: not a cgroup (%s is not a directory)",
-				r->cgroup_path, path);
-		free(path);
 	}
 }
 

@@ -54,6 +54,7 @@ struct mfrd_config {
 	unsigned int log_rate_limit_burst;	/* journal entries per kind ... */
 	unsigned int log_rate_limit_interval;	/* ... per this many seconds */
 	char *dmi_table;		/* SMBIOS table: which DIMM a pfn is on */
+	char *ras_db;			/* rasdaemon's database: ... decoded */
 };
 
 /*
@@ -79,6 +80,7 @@ struct mfrd_rule {
 	char *file;			/* where it was written, for messages */
 	unsigned int line;		/* ... the line of its [rule] header */
 	unsigned int cgroup_line;	/* ... of its cgroup-path or -id */
+	bool bad;			/* an error was found in it */
 };
 
 struct mfrd_rules {
@@ -96,6 +98,15 @@ struct mfrd_rules {
 int mfrd_rules_load_dir(const char *dir, struct mfrd_rules *rules,
 			struct mfrd_errors *errs);
 
+/*
+ * At mfrd's start: every rule that parses, from every file, in *rules
+ * (free with mfrd_rules_free()), the errors in *errs (the caller frees
+ * them); a rule with an error is left out, the others are not held back
+ * by it.  Returns the number of errors.
+ */
+size_t mfrd_rules_load_dir_partial(const char *dir, struct mfrd_rules *rules,
+				   struct mfrd_errors *errs);
+
 /* The same for one file, which must exist. */
 int mfrd_rules_load_file(const char *path, struct mfrd_rules *rules,
 			 struct mfrd_errors *errs);
@@ -103,10 +114,10 @@ int mfrd_rules_load_file(const char *path, struct mfrd_rules *rules,
 void mfrd_rules_free(struct mfrd_rules *rules);
 
 /*
- * What only the host can tell: every cgroup-path exists under
- * cgroup_root (the cgroup v2 mount, /sys/fs/cgroup), and every cgroup-id
- * is the inode number of a directory there.  Returns 0, or -1 with
- * "FILE:LINE: message" errors in *errs.
+ * What only the host can tell: every cgroup-id is the inode number of a
+ * directory under cgroup_root (the cgroup v2 mount, /sys/fs/cgroup).  A
+ * cgroup-path need not exist: mfr.ko matches it by name when a memfd is
+ * made.  Returns 0, or -1 with "FILE:LINE: message" errors in *errs.
  */
 int mfrd_rules_check_host(const struct mfrd_rules *rules,
 			  const char *cgroup_root, struct mfrd_errors *errs);

@@ -15,6 +15,7 @@
 #include "mfrd-grow.h"
 
 #define TYPE_MEMORY_DEVICE	17
+#define TYPE_ARRAY_MAPPED	19
 #define TYPE_DEVICE_MAPPED	20
 #define TYPE_END		127
 
@@ -27,7 +28,14 @@ struct device {
 struct range {
 	uint64_t start, end;	/* bytes, inclusive */
 	uint16_t device;
+	uint16_t array;		/* its type 19 (0xffff: none named) */
 	bool exclusive;		/* says it is not interleaved */
+};
+
+/* Type 19: how many devices form one row of the array's address range. */
+struct array {
+	uint16_t handle;
+	uint8_t width;
 };
 
 struct mfrd_dimms {
@@ -35,6 +43,8 @@ struct mfrd_dimms {
 	size_t ndev, dev_cap;
 	struct range *rng;
 	size_t nrng, rng_cap;
+	struct array *arr;
+	size_t narr, arr_cap;
 };
 
 static uint16_t get16(const uint8_t *p)
@@ -98,6 +108,22 @@ static bool add_device(struct mfrd_dimms *m, const uint8_t *p, uint8_t len,
 	return true;
 }
 
+static bool add_array(struct mfrd_dimms *m, const uint8_t *p, uint8_t len)
+{
+	struct array *a;
+
+	if (len < 0x0f)
+		return true;
+	a = mfrd_grow(m->arr, &m->arr_cap, m->narr, sizeof(*a));
+	if (!a)
+		return false;
+	m->arr = a;
+	a = &m->arr[m->narr++];
+	a->handle = get16(p + 2);
+	a->width = p[0x0e];
+	return true;
+}
+
 static bool add_range(struct mfrd_dimms *m, const uint8_t *p, uint8_t len)
 {
 	uint32_t start_kb, end_kb;
@@ -113,6 +139,7 @@ static bool add_range(struct mfrd_dimms *m, const uint8_t *p, uint8_t len)
 	start_kb = get32(p + 4);
 	end_kb = get32(p + 8);
 	r->device = get16(p + 0x0c);
+	r->array = get16(p + 0x0e);
 	/*
 	 * Interleave position and data depth: 0 and 0 for a device that holds
 	 * the whole range alone; 1, 2, ... for one of several devices that
@@ -145,6 +172,8 @@ struct mfrd_dimms *mfrd_dimms_parse(const uint8_t *t, size_t len)
 			ok = add_device(m, p, p[1], p + p[1], s + 1);
 		else if (p[0] == TYPE_DEVICE_MAPPED)
 			ok = add_range(m, p, p[1]);
+		else if (p[0] == TYPE_ARRAY_MAPPED)
+			ok = add_array(m, p, p[1]);
 		else if (p[0] == TYPE_END)
 			break;
 		p = s + 2;
@@ -168,17 +197,15 @@ struct mfrd_dimms *mfrd_dimms_load(const char *path, const char **why)
 		return NULL;
 	}
 	do {
-		if (len == size) {
-			uint8_t *b = realloc(buf, size = size ? 2 * size : 65536);
+		uint8_t *b = mfrd_grow(buf, &size, len, 1);
 
-			if (!b) {
-				free(buf);
-				fclose(f);
-				*why = "out of memory";
-				return NULL;
-			}
-			buf = b;
+		if (!b) {
+			free(buf);
+			fclose(f);
+			*why = "out of memory";
+			return NULL;
 		}
+		buf = b;
 		n = fread(buf + len, 1, size - len, f);
 		len += n;
 	} while (n);
@@ -201,6 +228,7 @@ void mfrd_dimms_free(struct mfrd_dimms *m)
 		return;
 	free(m->dev);
 	free(m->rng);
+	free(m->arr);
 	free(m);
 }
 
@@ -211,6 +239,22 @@ static const struct device *device_by_handle(const struct mfrd_dimms *m,
 		if (m->dev[i].handle == handle)
 			return &m->dev[i];
 	return NULL;
+}
+
+/*
+ * A range "not interleaved" (0/0) is believed only where its array says
+ * one device forms a row (partition width 1): boards interleave channels
+ * and still fill type 20 with 0/0, one made-up range per DIMM, and an
+ * address there is on any of the channel's DIMMs.
+ */
+static bool really_exclusive(const struct mfrd_dimms *m, const struct range *r)
+{
+	if (!r->exclusive)
+		return false;
+	for (size_t i = 0; i < m->narr; i++)
+		if (m->arr[i].handle == r->array)
+			return m->arr[i].width == 1;
+	return false;
 }
 
 int mfrd_dimm_lookup(const struct mfrd_dimms *m, uint64_t phys,
@@ -231,7 +275,7 @@ int mfrd_dimm_lookup(const struct mfrd_dimms *m, uint64_t phys,
 
 		if (phys < r->start || phys > r->end)
 			continue;
-		if (!r->exclusive || (d && d->handle != r->device))
+		if (!really_exclusive(m, r) || (d && d->handle != r->device))
 			return -1;
 		d = device_by_handle(m, r->device);
 		if (!d)

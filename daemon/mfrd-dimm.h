@@ -6,9 +6,12 @@
  * whose locator, serial and part number say which DIMM it is, but only
  * where one device holds the range alone: an interleaved range (its
  * interleave position 1, 2, ... or unknown) spreads each address over
- * several DIMMs, and is "unknown".  A table without type 20 but with one
- * populated memory device maps everything to it.  EDAC's sysfs (mc*\/dimm*\/dimm_label) names DIMMs but maps no
- * address to them, so it cannot answer this question.
+ * several DIMMs, and is "unknown"; so is one that says "not interleaved"
+ * in an array (type 19) whose rows are more than one device wide, or of
+ * no named array, as channel-interleaved boards fill it.  A table without
+ * type 20 but with one populated memory device maps everything to it.
+ * The memory controller's own decoding (rasdaemon, mfrd-ras.h) comes
+ * first where it names the page.
  */
 #ifndef MFRD_DIMM_H
 #define MFRD_DIMM_H

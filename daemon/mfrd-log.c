@@ -140,15 +140,32 @@ static void free_entry(struct mfrd_log *l)
 /* PRIORITY and SYSLOG_IDENTIFIER say nothing on stderr. */
 #define STDERR_SKIP	2
 
+/*
+ * One entry, one line: a control character from anywhere (a tenant's
+ * memfd name, a file's content) is written as \xNN, so that no text can
+ * end a line and forge the next.
+ */
+static void put_line_text(const char *s)
+{
+	for (; *s; s++) {
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			fprintf(stderr, "\\x%02x", (unsigned char)*s);
+		else
+			putc(*s, stderr);
+	}
+}
+
 static void write_stderr(const struct mfrd_log *l)
 {
 	unsigned int i;
 
 	flockfile(stderr);
-	fprintf(stderr, "mfrd: %s", l->message ? l->message : "");
-	for (i = STDERR_SKIP; i < l->n; i++)
-		fprintf(stderr, "%s%s", i == STDERR_SKIP ? " [" : " ",
-			l->fields[i]);
+	fputs("mfrd: ", stderr);
+	put_line_text(l->message ? l->message : "");
+	for (i = STDERR_SKIP; i < l->n; i++) {
+		fputs(i == STDERR_SKIP ? " [" : " ", stderr);
+		put_line_text(l->fields[i]);
+	}
 	fputs(l->n > STDERR_SKIP ? "]\n" : "\n", stderr);
 	funlockfile(stderr);
 	fflush(stderr);

@@ -110,7 +110,7 @@ static void format(FILE *f, const struct mfrd_metrics *m)
 	}
 	/* Known even when the store's earlier pfns are not: always written. */
 	header(f, "mfr_offline_failed", "gauge",
-	       "Pfns of earlier boots that boot offlining could not hard-offline (retried at mfrd's next start).");
+	       "Pfns of earlier boots that boot offlining could not take offline, soft or hard (retried at mfrd's next start).");
 	fprintf(f, "mfr_offline_failed %u\n", m->offline_failed);
 	header(f, "mfr_poisoned_pages_recorded_total", "counter",
 	       "Poisoned pages mfrd recorded for the first time since it started (events and dumps; a restart or a reboot starts from 0).");
@@ -121,14 +121,32 @@ static void format(FILE *f, const struct mfrd_metrics *m)
 	fputs("mfrd_build_info{version=\"", f);
 	label_value(f, m->daemon_version ? m->daemon_version : "");
 	fputs("\"} 1\n", f);
+	header(f, "mfrd_start_time_seconds", "gauge",
+	       "When this mfrd started (seconds since the epoch): its counters start from 0 then.");
+	fprintf(f, "mfrd_start_time_seconds %.3f\n", m->start_time);
 	header(f, "mfrd_protected", "gauge",
-	       "Whether the configured rules are in the module (1) or not (0).");
+	       "Whether the module is loaded and every configured rule is in it (1) or not (0).");
 	fprintf(f, "mfrd_protected %d\n", m->protected);
+	header(f, "mfrd_rules_configured", "gauge",
+	       "Rules of rules.d that parse: the ones mfrd puts in the module.");
+	fprintf(f, "mfrd_rules_configured %" PRIu64 "\n", m->rules_configured);
+	header(f, "mfrd_rules_refused", "gauge",
+	       "Configured rules the module refused: not in force (the others are).");
+	fprintf(f, "mfrd_rules_refused %" PRIu64 "\n", m->rules_refused);
+	header(f, "mfrd_rules_file_errors", "gauge",
+	       "Errors in rules.d at mfrd's start: the rules they are in are not in force until a reload loads every file.");
+	fprintf(f, "mfrd_rules_file_errors %" PRIu64 "\n", m->rules_file_errors);
+	header(f, "mfrd_memfd_cache_entries", "gauge",
+	       "Memfd owners mfrd keeps for its records (bounded; the least recently used go first).");
+	fprintf(f, "mfrd_memfd_cache_entries %" PRIu64 "\n", m->memfd_cache_entries);
+	header(f, "mfrd_memfd_cache_bytes", "gauge",
+	       "Memory those entries take, in bytes (bounded).");
+	fprintf(f, "mfrd_memfd_cache_bytes %" PRIu64 "\n", m->memfd_cache_bytes);
 	header(f, "mfrd_waiting_for_module", "gauge",
 	       "Whether mfrd waits for the mfr module to be loaded.");
 	fprintf(f, "mfrd_waiting_for_module %d\n", m->waiting_for_module);
 	header(f, "mfrd_ready_unprotected", "gauge",
-	       "Whether mfrd told systemd it is ready while its rules are not in the module (ready_timeout passed, ready_without_module, or the module went away): units ordered after mfrd run unprotected.");
+	       "Whether mfrd told systemd it is ready while the module is not loaded (ready_timeout passed, ready_without_module, or the module went away): units ordered after mfrd run unprotected.");
 	fprintf(f, "mfrd_ready_unprotected %d\n", m->ready_unprotected);
 	header(f, "mfrd_rules_pushed_timestamp_seconds", "gauge",
 	       "When the rules were last pushed to the module (0: never).");
@@ -169,7 +187,7 @@ static void format(FILE *f, const struct mfrd_metrics *m)
 	       "Whether a store incident (a damaged store moved aside, a store mfrd could not use) awaits \"mfrctl store ack\", or the store file is not in use.");
 	fprintf(f, "mfrd_store_recovered %d\n", m->store_recovered);
 	header(f, "mfrd_store_in_memory", "gauge",
-	       "Whether mfrd keeps its records in memory (the store file cannot be used now; retried).");
+	       "Whether mfrd keeps its records in a stand-in, beside the store, in /run or in memory (the store file cannot be used now; retried, then merged).");
 	fprintf(f, "mfrd_store_in_memory %d\n", m->store_in_memory);
 	header(f, "mfrd_store_locked", "gauge",
 	       "Whether another program holds the store file's write lock: mfrd keeps its records aside, merges them once it is released.");

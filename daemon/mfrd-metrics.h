@@ -35,7 +35,13 @@ struct mfrd_metrics {
 
 	/* mfrd's own health. */
 	const char *daemon_version;
-	bool protected;			/* rules in the module */
+	double start_time;		/* when this mfrd started (epoch s) */
+	bool protected;			/* module loaded, every rule in force */
+	uint64_t rules_configured;	/* rules that parsed, to be in force */
+	uint64_t rules_refused;		/* ... the module refused: not in force */
+	uint64_t rules_file_errors;	/* errors in rules.d at start */
+	uint64_t memfd_cache_entries;	/* memfd owners mfrd keeps */
+	uint64_t memfd_cache_bytes;
 	bool waiting_for_module;
 	bool ready_unprotected;		/* READY=1 sent, rules not in the module */
 	uint64_t store_errors;		/* failed store reads and writes */

@@ -139,9 +139,9 @@ int mfrd_module_try_connect(struct mfrd *d)
 	}
 	d->connected = true;
 	mfrd_gens_reset(&d->gens);
-	mfrd_memfds_clear(d);
+	mfrd_memfd_cache_clear(&d->memfds);
 
-	d->rules_refused = mfrd_rules_push(d, &d->rules) != 0;
+	mfrd_rules_push(d, &d->rules, false);
 	found = mfrd_reconcile(d, "mfr.ko loaded");
 	d->need_reconcile = found < 0;
 	if (d->failed)
@@ -156,10 +156,10 @@ int mfrd_module_try_connect(struct mfrd *d)
 		mfrd_log_field(l, "MFR_GENERATION", "%llu",
 			       (unsigned long long)info.generation);
 	}
-	mfrd_log_message(l, "mfr.ko %s (hook API %u) is loaded: %zu rules %s, events subscribed, dumps reconciled%s",
+	mfrd_log_message(l, "mfr.ko %s (hook API %u) is loaded: %zu of %zu rules pushed%s, events subscribed, dumps reconciled%s",
 			 info.version[0] ? info.version : "?", info.api,
-			 d->rules.n,
-			 d->rules_refused ? "refused" : "pushed",
+			 d->rules.n - d->nrefused, d->rules.n,
+			 d->nrefused ? " (the others refused, see above)" : "",
 			 found < 0 ? " (failed, retrying)" : "");
 	mfrd_log_send(l);
 	mfrd_report_soon(d);
@@ -176,7 +176,7 @@ void mfrd_module_close(struct mfrd *d)
 	d->req = d->events = NULL;
 	d->connected = false;
 	d->need_reconcile = false;
-	mfrd_memfds_clear(d);
+	mfrd_memfd_cache_clear(&d->memfds);
 	mfrd_gens_free(&d->gens);
 }
 
@@ -252,7 +252,6 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *arg)
 		mfrd_module_try_connect(d);
 	if (d->connected && d->need_reconcile)
 		d->need_reconcile = mfrd_reconcile(d, "retry") < 0;
-	mfrd_rules_check_cgroups(d);
 	sd_event_source_set_time_relative(s, TICK_USEC);
 	sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 	return 0;

@@ -127,10 +127,20 @@ static int offline_page(const char *file, uint64_t pfn)
 	if (asprintf(&path, "%s/%s", dir && *dir ? dir : SYSFS_MEMORY,
 		     file) < 0)
 		abort();
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	/*
+	 * Non-blocking, so that a FIFO without a reader standing in for the
+	 * file (a test) fails at once instead of holding the loop, and with
+	 * it SIGTERM, forever; writes block as a sysfs write does.
+	 */
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
 	free(path);
 	if (fd < 0)
 		return errno;
+	if (fcntl(fd, F_SETFL, 0)) {
+		err = errno;
+		close(fd);
+		return err;
+	}
 	len = snprintf(buf, sizeof(buf), "0x%llx",
 		       (unsigned long long)pfn << PAGE_SHIFT);
 	if (write(fd, buf, len) != len)
@@ -371,10 +381,10 @@ void mfrd_offline_recorded(struct mfrd *d, void (*done)(struct mfrd *d))
 	p->kpf = -1;
 	d->offlining = true;
 	d->offline_pass = p;
-	if (mfrd_store_earlier(d->store, &p->rec, &p->n)) {
+	if (mfrd_store_earlier(mfrd_store(d), &p->rec, &p->n)) {
 		mfrd_logf(LOG_ERR, NULL, "cannot read the pfns of earlier boots: %s",
-			  mfrd_store_error(d->store));
-		mfrd_store_failed(d, mfrd_store_error(d->store));
+			  mfrd_store_error(mfrd_store(d)));
+		mfrd_sup_failed(d->sup, mfrd_store_error(mfrd_store(d)));
 		pass_end(p);
 		return;
 	}

@@ -59,12 +59,12 @@ static void snapshot(struct mfrd *d, struct snapshot *s)
 	} else {
 		memset(s->m.has, 0, sizeof(s->m.has));
 	}
-	if (!mfrd_store_count_states(d->store, s->m.pages)) {
+	if (!mfrd_store_count_states(mfrd_store(d), s->m.pages)) {
 		s->m.has_pages = true;
 		for (int i = 0; i < MFRD_PAGE_STATES; i++)
 			s->pages += s->m.pages[i];
 	} else {
-		mfrd_store_failed(d, mfrd_store_error(d->store));
+		mfrd_sup_failed(d->sup, mfrd_store_error(mfrd_store(d)));
 	}
 	mfrd_store_check_outside_change(d);
 	mfrd_rules_check_outside(d);
@@ -75,17 +75,23 @@ static void snapshot(struct mfrd *d, struct snapshot *s)
 	s->m.offline_failed = d->offline_failed;
 	s->m.pages_recorded = d->pages_recorded;
 	s->m.daemon_version = MFRCTL_VERSION;
-	s->m.protected = d->connected && !d->rules_refused;
+	s->m.protected = !mfrd_unprotected_reason(d);
 	s->m.waiting_for_module = !d->connected;
-	s->m.ready_unprotected = d->ready_sent && !s->m.protected;
-	s->m.store_errors = d->store_errors;
-	incidents = mfrd_store_unacked_incidents(d->store);
+	s->m.ready_unprotected = d->ready_sent && !d->connected;
+	s->m.rules_configured = d->rules.n;
+	s->m.rules_refused = d->nrefused;
+	s->m.rules_file_errors = d->nrules_errors;
+	s->m.memfd_cache_entries = mfrd_memfd_cache_count(&d->memfds);
+	s->m.memfd_cache_bytes = d->memfds.bytes;
+	s->m.start_time = d->start_time;
+	s->m.store_errors = mfrd_sup_errors(d->sup);
+	incidents = mfrd_store_unacked_incidents(mfrd_store(d));
 	if (incidents < 0)
-		mfrd_store_failed(d, mfrd_store_error(d->store));
+		mfrd_sup_failed(d->sup, mfrd_store_error(mfrd_store(d)));
 	/* Unknown is not "none": the alert stays until it is known. */
-	s->m.store_recovered = incidents != 0 || d->store_in_memory;
-	s->m.store_in_memory = d->store_in_memory;
-	s->m.store_locked = d->store_in_memory && d->store_locked;
+	s->m.store_in_memory = mfrd_sup_where(d->sup) != MFRD_SUP_FILE;
+	s->m.store_recovered = incidents != 0 || s->m.store_in_memory;
+	s->m.store_locked = mfrd_sup_locked(d->sup);
 	s->m.rules_pushed_time = d->rules_pushed_usec / 1e6;
 	s->m.reload_ok_time = d->reload_ok_usec / 1e6;
 	s->m.reloads_failed = d->reloads_failed;
@@ -93,40 +99,61 @@ static void snapshot(struct mfrd *d, struct snapshot *s)
 	s->m.redumps = d->redumps;
 	s->m.journal_suppressed = mfrd_log_suppressed_total();
 	s->m.events_pruned = d->events_pruned;
-	rows = mfrd_store_count_events(d->store);
+	rows = mfrd_store_count_events(mfrd_store(d));
 	if (rows >= 0) {
 		s->m.has_events_rows = true;
 		s->m.events_rows = (uint64_t)rows;
 	} else {
-		mfrd_store_failed(d, mfrd_store_error(d->store));
+		mfrd_sup_failed(d->sup, mfrd_store_error(mfrd_store(d)));
 	}
 	s->m.write_time = mfrd_now_usec() / 1e6;
+}
+
+/* What the rules in force are, when not all configured ones are. */
+static void rules_note(const struct mfrd *d, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (d->nrefused)
+		snprintf(buf, size, "; %zu of %zu rules NOT in force (mfr.ko refused them, see the journal), the others are",
+			 d->nrefused, d->rules.n);
+	if (d->nrules_errors)
+		snprintf(buf + strlen(buf), size - strlen(buf),
+			 "; rules.d has %zu error%s (see the journal): the %zu rules that parse are in force",
+			 d->nrules_errors, d->nrules_errors == 1 ? "" : "s",
+			 d->rules.n);
 }
 
 static void send_status(struct mfrd *d, const struct snapshot *s,
 			const char *extra)
 {
-	char *status;
+	char pages[64] = "pages recorded: store unreadable", rules[256];
+	const char *standin = mfrd_sup_standin_path(d->sup);
+	char *status, *store = NULL;
 	int r;
 
-	char pages[64] = "pages recorded: store unreadable";
-	const char *store = d->store_in_memory && d->store_locked ?
-			    "; store file LOCKED by another program, records kept aside until it is released (see the journal)" :
-			    d->store_in_memory ?
-			    "; store file not usable, records in memory (see the journal)" :
-			    s->m.store_recovered ?
-			    "; a store incident awaits \"mfrctl store ack\" (see the journal)" : "";
-
+	if (mfrd_sup_locked(d->sup))
+		r = asprintf(&store, "; store file LOCKED by another program, records kept aside in %s until it is released (see the journal)",
+			     standin ?: "memory");
+	else if (mfrd_sup_where(d->sup) != MFRD_SUP_FILE)
+		r = asprintf(&store, "; store file not usable, records kept in %s (see the journal)",
+			     standin ?: "memory only");
+	else
+		r = asprintf(&store, "%s", s->m.store_recovered ?
+			     "; a store incident awaits \"mfrctl store ack\" (see the journal)" : "");
+	if (r < 0)
+		abort();
+	rules_note(d, rules, sizeof(rules));
 	if (s->m.has_pages)
 		snprintf(pages, sizeof(pages), "%" PRIu64 " pages recorded",
 			 s->pages);
-	const char *degraded = d->ready_degraded &&
-			       !(d->connected && !d->rules_refused) ?
-			       "DEGRADED, host NOT protected (ready after ready_timeout without its rules in mfr.ko): " : "";
+	const char *degraded = d->ready_degraded && !d->connected ?
+			       "DEGRADED, host NOT protected (ready after ready_timeout without its rules in mfr.ko): " :
+			       d->nrefused || d->nrules_errors ?
+			       "DEGRADED, not every rule in force: " : "";
 
 	if (!d->connected)
-		r = asprintf(&status, "%swaiting for mfr.ko: HugeTLB memfds are not protected%s%s%s",
-			     degraded, store, d->note ? "; " : "", d->note ?: "");
+		r = asprintf(&status, "%swaiting for mfr.ko: HugeTLB memfds are not protected%s%s%s%s",
+			     degraded, rules, store, d->note ? "; " : "", d->note ?: "");
 	else
 		r = asprintf(&status, "%s%" PRIu64 " rules, %s, module loaded, generation %" PRIu64 "%s%s%s%s",
 			     degraded, s->m.has[MFR_A_STATUS_RULES] ?
@@ -136,11 +163,10 @@ static void send_status(struct mfrd *d, const struct snapshot *s,
 			     s->m.has[MFR_A_STATUS_GENERATION] ?
 			     s->m.status[MFR_A_STATUS_GENERATION] :
 			     d->gens.generation,
-			     d->rules_refused ?
-			     "; the module refused the rules: not protected" : "",
-			     store, d->note ? "; " : "", d->note ?: "");
+			     rules, store, d->note ? "; " : "", d->note ?: "");
 	if (r < 0)
 		abort();
+	free(store);
 	if (extra || !d->status || strcmp(status, d->status))
 		sd_notifyf(0, "%s%sSTATUS=%s", extra ?: "", extra ? "\n" : "",
 			   status);

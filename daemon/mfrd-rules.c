@@ -6,6 +6,13 @@
  * meanwhile gets the whole old set's decision or the whole new one's, a
  * refused rule leaves the module exactly as it was, and the set never
  * needs room for two copies of itself.
+ *
+ * A reload is all or nothing: a refused rule keeps the previous set, and
+ * "systemctl reload" fails with its FILE:LINE.  Otherwise (the start, a
+ * module loaded, a retry) one refused rule must not leave the others out:
+ * it is taken out of the request (the extended ACK's offset names it) and
+ * the rest pushed again, so every rule the module takes is in force.  A
+ * cgroup-path rule needs no cgroup yet: the module matches it by name.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,7 +20,6 @@
 #include <string.h>
 
 #include "mfrd.h"
-#include "mfrd-cgroups.h"
 #include "mfrd-log.h"
 #include "mfrd-rule-ids.h"
 #include "mfrd-grow.h"
@@ -79,8 +85,7 @@ static void log_refusal(struct mfrd *d, const struct mfrd_rules *rules,
 		abort();
 	}
 	/* A retry refused as before is not news: debug only. */
-	known = d->rules_retrying && d->rules_refusal &&
-		!strcmp(d->rules_refusal, text);
+	known = d->rules_retrying;
 	l = mfrd_log_new(known ? LOG_DEBUG : LOG_ERR,
 			 MFRD_MSGID_CONFIG_REJECTED);
 	mfrd_log_field(l, "MFR_RULES_KEPT", "%s", "previous");
@@ -142,8 +147,7 @@ void mfrd_rules_check_outside(struct mfrd *d)
 	struct id_list now;
 	unsigned int n;
 
-	if (!d->connected || !d->rules_pushed_usec || d->rules_refused ||
-	    !d->pushed_ids_known)
+	if (!d->connected || !d->rules_pushed_usec || !d->pushed_ids_known)
 		return;
 	if (held_ids(d, &now)) {
 		free(now.v);	/* a dump cut short: try at the next write */
@@ -163,49 +167,69 @@ void mfrd_rules_check_outside(struct mfrd *d)
 	d->rules_outside = n;
 }
 
-int mfrd_rules_push(struct mfrd *d, const struct mfrd_rules *rules)
+/*
+ * One rule-replace with the rules of rules not skipped.  0, or -1 with
+ * *blamed the index of the rule the module refused (-1: none named).
+ */
+static int replace(struct mfrd *d, const struct mfrd_rules *rules,
+		   const bool *skip, long *blamed)
 {
-	size_t *start, size = 64;
-	struct id_list pushed;
+	const struct mfr_genl_error *e;
+	size_t *start, *index, n = 0, size = 64;
+	struct mfrd_rules sent;
 	struct nl_msg *req;
-	uint64_t *ids;
-	int ret = -ENOMEM;
+	int ret = 0;
 
-	if (!d->req)
-		return -1;
+	*blamed = -1;
 	start = calloc(rules->n + 1, sizeof(*start));
-	/*
-	 * The cgroups as they are before the push: one recreated during it
-	 * is seen as changed on the next tick (one push too many), never
-	 * missed.
-	 */
-	ids = calloc(rules->n + 1, sizeof(*ids));
-	if (!start || !ids)
+	index = calloc(rules->n + 1, sizeof(*index));
+	sent.v = calloc(rules->n + 1, sizeof(*sent.v));
+	if (!start || !index || !sent.v)
 		abort();
-	mfrd_cgroup_ids_read(d->cgroup_root, rules, ids);
 	for (size_t i = 0; i < rules->n; i++)
-		size += rule_size(&rules->v[i]);
+		if (!skip || !skip[i]) {
+			size += rule_size(&rules->v[i]);
+			index[n] = i;
+			sent.v[n++] = rules->v[i];
+		}
+	sent.n = n;
 	req = mfr_genl_request_sized(d->req, MFR_CMD_RULE_REPLACE, size);
 	if (!req)
 		abort();
-	for (size_t i = 0; i < rules->n; i++) {
+	for (size_t i = 0; i < n && !ret; i++) {
 		start[i] = nlmsg_hdr(req)->nlmsg_len;
-		ret = put_rule(req, &rules->v[i]);
-		if (ret) {
+		ret = put_rule(req, &sent.v[i]);
+		if (ret)
 			mfrd_logf(LOG_ERR, NULL, "%s:%u: rule does not fit the request",
-				  rules->v[i].file, rules->v[i].line);
-			goto out;
-		}
+				  sent.v[i].file, sent.v[i].line);
 	}
-	ret = mfr_genl_do(d->req, req, NULL, NULL);
-	if (ret) {
-		log_refusal(d, rules, start, ret);
-		goto out;
+	if (!ret)
+		ret = mfr_genl_do(d->req, req, NULL, NULL);
+	if (ret && ret != -EMSGSIZE) {
+		log_refusal(d, &sent, start, ret);
+		e = mfr_genl_last_error(d->req);
+		if (e->errnum == -ret && e->offset)
+			for (size_t i = n; i-- > 0;)
+				if (e->offset >= start[i]) {
+					*blamed = (long)index[i];
+					break;
+				}
 	}
+	nlmsg_free(req);
+	free(start);
+	free(index);
+	free(sent.v);
+	return ret ? -1 : 0;
+}
+
+/* What to compare with later: mfr.ko gave the pushed rules new ids. */
+static void remember_pushed(struct mfrd *d, size_t n)
+{
+	struct id_list pushed;
+
 	d->rules_pushed_usec = mfrd_now_usec();
-	mfrd_logf(LOG_INFO, NULL, "%zu rule%s pushed to mfr.ko", rules->n,
-		  rules->n == 1 ? "" : "s");
-	/* What to compare with later: mfr.ko gave them new ids. */
+	mfrd_logf(LOG_INFO, NULL, "%zu rule%s pushed to mfr.ko", n,
+		  n == 1 ? "" : "s");
 	free(d->pushed_ids);
 	d->pushed_ids_known = !held_ids(d, &pushed);
 	if (!d->pushed_ids_known) {
@@ -215,48 +239,45 @@ int mfrd_rules_push(struct mfrd *d, const struct mfrd_rules *rules)
 	d->pushed_ids = pushed.v;
 	d->npushed_ids = pushed.n;
 	d->rules_outside = 0;
-out:
-	/* Of the set in force (a refused reload's set is dropped). */
-	if (!ret || rules == &d->rules) {
-		free(d->cgroup_ids);
-		d->cgroup_ids = ids;
-		ids = NULL;
-	}
-	free(ids);
-	nlmsg_free(req);
-	free(start);
-	return ret ? -1 : 0;
 }
 
-void mfrd_rules_check_cgroups(struct mfrd *d)
+int mfrd_rules_push(struct mfrd *d, const struct mfrd_rules *rules, bool all)
 {
-	const struct mfrd_rule *r;
-	uint64_t now = 0;
-	long i;
+	bool *skip;
+	size_t nskip = 0;
+	long blamed;
+	int ret;
 
-	if (!d->connected || !d->cgroup_ids)
-		return;
-	i = mfrd_cgroup_ids_changed(d->cgroup_root, &d->rules, d->cgroup_ids,
-				    &now);
-	if (i < 0)
-		return;
-	if (d->rules_refused) {
-		/* A cgroup appeared: the refused rule may pass now. */
-		mfrd_rules_retry(d);
-		return;
+	if (!d->req)
+		return -1;
+	if (all) {
+		ret = replace(d, rules, NULL, &blamed);
+		if (!ret)
+			remember_pushed(d, rules->n);
+		return ret;
 	}
-	r = &d->rules.v[i];
-	mfrd_logf(LOG_NOTICE, NULL,
-		  "%s:%u: the cgroup %s was %s: pushing the rules again so that mfr.ko matches the cgroup there now",
-		  r->file, r->line, r->cgroup_path,
-		  !now ? "removed" : d->cgroup_ids[i] ? "created again" :
-		  "created");
-	if (mfrd_rules_push(d, &d->rules)) {
-		d->rules_refused = true;
-		mfrd_report_soon(d);
-		return;
+	/* Each try leaves out one more refused rule: at most n + 1 tries. */
+	skip = calloc(rules->n + 1, sizeof(*skip));
+	if (!skip)
+		abort();
+	while ((ret = replace(d, rules, skip, &blamed)) && blamed >= 0 &&
+	       !skip[blamed]) {
+		skip[blamed] = true;
+		nskip++;
 	}
-	/* Our rule-replace moved the generation: re-base. */
-	d->need_reconcile = mfrd_reconcile(d, "rules pushed") < 0;
-	mfrd_report_soon(d);
+	if (!ret)
+		remember_pushed(d, rules->n - nskip);
+	/* A refusal naming no rule leaves the module's set as it was. */
+	if (ret)
+		for (size_t i = 0; i < rules->n; i++)
+			skip[i] = true;
+	if (rules == &d->rules) {
+		free(d->refused);
+		d->refused = skip;
+		d->nrefused = ret ? rules->n : nskip;
+	} else {
+		free(skip);
+	}
+	return ret;
 }
+

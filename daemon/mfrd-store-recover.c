@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mfr-time.h"
 #include "mfrd-store-recover.h"
 
 const char *mfrd_store_fault_name(enum mfrd_store_fault fault)
@@ -35,12 +36,11 @@ const char *mfrd_store_fault_name(enum mfrd_store_fault fault)
 static int move_aside(const char *path, char **to)
 {
 	static const char *const suffixes[] = { "", "-wal", "-shm" };
-	char stamp[32], *from, *dest;
-	time_t now = time(NULL);
-	struct tm tm;
+	char stamp[MFR_TIME_MAX], *from, *dest;
 	int ret = 0;
 
-	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", gmtime_r(&now, &tm));
+	mfr_time_text((int64_t)time(NULL) * 1000000, MFR_TIME_BASIC, stamp,
+		      sizeof(stamp));
 	if (asprintf(to, "%s.broken-%s", path, stamp) < 0)
 		abort();
 	for (size_t i = 0; i < 3; i++) {
@@ -81,34 +81,42 @@ static int replace_damaged(const char *path, const char *boot_id,
 		return -1;
 	}
 	r->copied = mfrd_store_copy_pages(*sp, moved);
+	if (r->copied == -2)
+		r->copied = -1;	/* the fresh store failed: read, not known */
 	return 0;
 }
 
-int mfrd_store_open_standin(const char *path, const char *standin,
-			    const char *boot_id, struct mfrd_store **sp,
-			    struct mfrd_store_recovery *r)
+/* Open candidate file c and read path's pages into it; -1: it fails. */
+static int open_candidate(const char *path, const char *c,
+			  const char *boot_id, struct mfrd_store **sp,
+			  struct mfrd_store_recovery *r)
 {
-	bool reused = standin && !access(standin, F_OK);
+	bool reused = !access(c, F_OK);
 	uint64_t *pfns;
-	char *err = NULL;
 	size_t n;
+	char *err;
 
-	if (standin &&
-	    mfrd_store_open(standin, boot_id, sp, &r->standin_error, NULL))
-		standin = NULL;
-	if (!standin &&
-	    mfrd_store_open(MFRD_STORE_IN_MEMORY, boot_id, sp, &err, NULL)) {
-		free(r->error);
-		r->error = err;
+	free(r->standin_error);
+	r->standin_error = NULL;
+	if (mfrd_store_open(c, boot_id, sp, &r->standin_error, NULL))
+		return -1;
+	r->copied = mfrd_store_copy_pages(*sp, path);
+	if (r->copied == -2) {
+		/* The stand-in takes no write (a full disk): the next one. */
+		if (asprintf(&err, "%s: %s", c, mfrd_store_error(*sp)) < 0)
+			abort();
+		r->standin_error = err;
+		mfrd_store_close(*sp);
+		*sp = NULL;
+		if (!reused)
+			mfrd_store_remove_standin(c);
 		return -1;
 	}
-	r->in_memory = true;
-	r->copied = mfrd_store_copy_pages(*sp, path);
 	/*
 	 * A stand-in an earlier run left has the file's records already
 	 * (none is added twice): what boot offlining knows is what it holds.
 	 */
-	if (standin && reused && r->copied >= 0 &&
+	if (reused && r->copied >= 0 &&
 	    !mfrd_store_earlier_pfns(*sp, &pfns, &n)) {
 		r->copied = (int64_t)n;
 		free(pfns);
@@ -116,22 +124,48 @@ int mfrd_store_open_standin(const char *path, const char *standin,
 	return 0;
 }
 
-int mfrd_store_open_or_recover(const char *path, const char *standin,
+int mfrd_store_open_standin(const char *path, const char *const *candidates,
+			    const char *boot_id, struct mfrd_store **sp,
+			    int *used, struct mfrd_store_recovery *r)
+{
+	char *err = NULL;
+
+	r->in_memory = true;
+	for (*used = 0; candidates && candidates[*used]; (*used)++)
+		if (!open_candidate(path, candidates[*used], boot_id, sp, r))
+			return 0;
+	*used = -1;
+	if (mfrd_store_open(MFRD_STORE_IN_MEMORY, boot_id, sp, &err, NULL)) {
+		free(r->error);
+		r->error = err;
+		return -1;
+	}
+	r->copied = mfrd_store_copy_pages(*sp, path);
+	if (r->copied == -2) {
+		free(r->error);
+		r->error = strdup(mfrd_store_error(*sp));
+		mfrd_store_close(*sp);
+		return -1;
+	}
+	return 0;
+}
+
+int mfrd_store_open_or_recover(const char *path, const char *const *candidates,
 			       const char *boot_id, struct mfrd_store **sp,
-			       struct mfrd_store_recovery *r)
+			       int *used, struct mfrd_store_recovery *r)
 {
 	memset(r, 0, sizeof(*r));
+	*used = -1;
 	if (!mfrd_store_open(path, boot_id, sp, &r->error, &r->fault))
 		return 0;
 	if (r->fault == MFRD_STORE_CORRUPT &&
 	    !replace_damaged(path, boot_id, sp, r))
 		return 0;
-	return mfrd_store_open_standin(r->moved_to ?: path, standin, boot_id,
-				       sp, r);
+	return mfrd_store_open_standin(r->moved_to ?: path, candidates, boot_id,
+				       sp, used, r);
 }
 
-/* The stand-in file and its WAL and shared-memory files. */
-static void remove_standin(const char *standin)
+void mfrd_store_remove_standin(const char *standin)
 {
 	static const char *const suffixes[] = { "", "-wal", "-shm" };
 	char *f;
@@ -154,7 +188,7 @@ int mfrd_store_leave_standin(struct mfrd_store *s, const char *standin,
 	}
 	mfrd_store_close(s);
 	if (standin)
-		remove_standin(standin);
+		mfrd_store_remove_standin(standin);
 	return 0;
 }
 

@@ -7,10 +7,10 @@
  * and this run's records until the file can be used again, when they are
  * merged into it.  No recorded pfn is lost either way.
  *
- * The stand-in is a file of its own where one can be written (mfrd's
- * runtime directory), so that what it holds, the store incident first,
- * outlives a restart of mfrd before the store file is usable again; else
- * it is in memory.
+ * The stand-in is a file of its own where one can be written (the
+ * caller's candidates, best first: see mfrd-store-supervisor.h), so that
+ * what it holds, the store incident first, outlives a restart of mfrd
+ * before the store file is usable again; else it is in memory.
  */
 #ifndef MFRD_STORE_RECOVER_H
 #define MFRD_STORE_RECOVER_H
@@ -28,29 +28,33 @@ struct mfrd_store_recovery {
 	int64_t copied;			/* pages read from the file; -1: none
 					   could be (unknown, not zero) */
 	bool in_memory;			/* the file is left alone for now */
-	char *standin_error;		/* the stand-in file did not open:
-					   why (the stand-in is in memory) */
+	char *standin_error;		/* the last stand-in file that did
+					   not open or take a write: why */
 };
 
 /*
  * Open the store at path, or what stands in for it (see above) into *sp:
- * the stand-in file standin (NULL: in memory), reused if an earlier run
- * left it.  Returns 0, or -1 when not even a store in memory opens
+ * the first of the stand-in files candidates (NULL-terminated; NULL: none)
+ * that opens and takes the file's records, reused if an earlier run left
+ * it, else one in memory; *used is its index, or -1 for the file itself
+ * or memory.  Returns 0, or -1 when not even a store in memory opens
  * (r->error says why).  Free r with mfrd_store_recovery_free().
  */
-int mfrd_store_open_or_recover(const char *path, const char *standin,
+int mfrd_store_open_or_recover(const char *path, const char *const *candidates,
 			       const char *boot_id, struct mfrd_store **sp,
-			       struct mfrd_store_recovery *r);
+			       int *used, struct mfrd_store_recovery *r);
 
 /*
  * The stand-in alone, for a store file that was in use and no longer is
- * (another program holds its lock): the stand-in file standin (NULL or
- * failing: in memory), the page records of path read into it.  Returns
- * 0 (r->copied, r->standin_error set) or -1 (r->error says why).
+ * (at run time): chosen as above, the page records of path read into it.
+ * Returns 0 (r->copied, r->standin_error set) or -1 (r->error says why).
  */
-int mfrd_store_open_standin(const char *path, const char *standin,
+int mfrd_store_open_standin(const char *path, const char *const *candidates,
 			    const char *boot_id, struct mfrd_store **sp,
-			    struct mfrd_store_recovery *r);
+			    int *used, struct mfrd_store_recovery *r);
+
+/* Delete a stand-in's file and its WAL and shared-memory files. */
+void mfrd_store_remove_standin(const char *standin);
 
 /*
  * The store file at path is usable again: merge what the stand-in s

@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "mfr-spec.h"
+#include "mfrd-grow.h"
 #include "mfrd-store.h"
 
 /*
@@ -203,6 +204,11 @@ bool mfrd_store_locked(const struct mfrd_store *s)
 	return s->fault == MFRD_STORE_LOCKED;
 }
 
+enum mfrd_store_fault mfrd_store_fault(const struct mfrd_store *s)
+{
+	return s->fault;
+}
+
 /* Run a statement to completion and reset it; bindings are cleared. */
 static int run(struct mfrd_store *s, enum stmt i, const char *what)
 {
@@ -267,6 +273,46 @@ rollback:
 	return -1;
 }
 
+/* The errors quick_check reports, at most this many, in the message. */
+#define QUICK_CHECK_LINES	"8"
+
+/*
+ * quick_check's answer: "ok", or one line per problem, the first of which
+ * ("*** in database main ***") says nothing alone.  All of them go into
+ * the error, as far as it holds them.
+ */
+static int quick_check(struct mfrd_store *s, sqlite3_stmt *st,
+		       const char *path)
+{
+	size_t n;
+	int rc;
+
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW &&
+	    !strcmp((const char *)sqlite3_column_text(st, 0), "ok"))
+		return 0;
+	if (rc != SQLITE_ROW) {
+		/* A read that failed (I/O, busy) says nothing of the file. */
+		snprintf(s->err, sizeof(s->err), "%s: integrity check failed: %s",
+			 path, sqlite3_errmsg(s->db));
+		s->fault = fault_of(sqlite3_extended_errcode(s->db));
+		return -1;
+	}
+	n = (size_t)snprintf(s->err, sizeof(s->err), "%s: integrity check failed:",
+			     path);
+	for (; rc == SQLITE_ROW && n < sizeof(s->err); rc = sqlite3_step(st))
+		n += (size_t)snprintf(s->err + n, sizeof(s->err) - n, " %s;",
+				      (const char *)sqlite3_column_text(st, 0));
+	if (n < sizeof(s->err) && s->err[n - 1] == ';')
+		s->err[n - 1] = '\0';
+	/* One line: its first alone ("*** in database main ***") says little. */
+	for (char *c = s->err; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	s->fault = MFRD_STORE_CORRUPT;
+	return -1;
+}
+
 static int setup(struct mfrd_store *s, const char *path)
 {
 	sqlite3_stmt *st;
@@ -306,22 +352,13 @@ static int setup(struct mfrd_store *s, const char *path)
 	if (exec(s, "PRAGMA synchronous = FULL", "synchronous") || migrate(s))
 		return -1;
 	/* A damaged file must be found now, not at the first error. */
-	if (sqlite3_prepare_v2(s->db, "PRAGMA quick_check", -1, &st, NULL))
+	if (sqlite3_prepare_v2(s->db, "PRAGMA quick_check(" QUICK_CHECK_LINES ")",
+			       -1, &st, NULL))
 		return fail(s, path);
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_ROW ||
-	    strcmp((const char *)sqlite3_column_text(st, 0), "ok")) {
-		snprintf(s->err, sizeof(s->err), "%s: integrity check failed: %s",
-			 path, rc == SQLITE_ROW ?
-			 (const char *)sqlite3_column_text(st, 0) :
-			 sqlite3_errmsg(s->db));
-		/* A read that failed (I/O, busy) says nothing of the file. */
-		s->fault = rc == SQLITE_ROW ? MFRD_STORE_CORRUPT :
-			   fault_of(sqlite3_extended_errcode(s->db));
-		sqlite3_finalize(st);
-		return -1;
-	}
+	rc = quick_check(s, st, path);
 	sqlite3_finalize(st);
+	if (rc)
+		return -1;
 	for (int i = 0; i < ST_NR; i++)
 		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1,
 				       SQLITE_PREPARE_PERSISTENT, &s->st[i],
@@ -383,6 +420,11 @@ int mfrd_store_rollback(struct mfrd_store *s)
 	return run(s, ST_ROLLBACK, "rollback");
 }
 
+void mfrd_store_rollback_quietly(struct mfrd_store *s)
+{
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
 /* Bind helpers: a field the caller does not know stays NULL. */
 static void bind_u64(sqlite3_stmt *st, int i, bool known, uint64_t v)
 {
@@ -412,8 +454,9 @@ int mfrd_store_put_page(struct mfrd_store *s, const struct mfrd_page *p,
 	sqlite3_stmt *st = s->st[ST_UPSERT];
 	const char *state = NULL;
 
-	if ((p->has & MFRD_HAS_STATE) && !(state = state_name(s, p->state)))
-		return -1;
+	/* A state newer than this mfrd: the record without it, not a failure. */
+	if (p->has & MFRD_HAS_STATE)
+		state = mfr_enum_name(&mfr_page_state_enum, p->state);
 	sqlite3_bind_text(st, 1, s->boot_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)p->pfn);
 	bind_u64(st, 3, p->has & MFRD_HAS_HEAD_PFN, p->head_pfn);
@@ -473,15 +516,12 @@ int mfrd_store_earlier_pfns(struct mfrd_store *s, uint64_t **pfns,
 
 	sqlite3_bind_text(st, 1, s->boot_id, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (cnt == cap) {
-			cap = cap ? 2 * cap : 64;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				rc = SQLITE_NOMEM;
-				break;
-			}
-			v = nv;
+		nv = mfrd_grow(v, &cap, cnt, sizeof(*v));
+		if (!nv) {
+			rc = SQLITE_NOMEM;
+			break;
 		}
+		v = nv;
 		v[cnt++] = (uint64_t)sqlite3_column_int64(st, 0);
 	}
 	sqlite3_reset(st);
@@ -606,13 +646,10 @@ int mfrd_store_identify_pages(struct mfrd_store *s, mfrd_identify_fn identify,
 	sqlite3_bind_text(st, 1, s->boot_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, max > INT64_MAX ? INT64_MAX : (sqlite3_int64)max);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			nv = realloc(pfns, cap * sizeof(*nv));
-			if (!nv)
-				abort();
-			pfns = nv;
-		}
+		nv = mfrd_grow(pfns, &cap, n, sizeof(*nv));
+		if (!nv)
+			abort();
+		pfns = nv;
 		pfns[n++] = (uint64_t)sqlite3_column_int64(st, 0);
 	}
 	sqlite3_reset(st);
@@ -620,10 +657,6 @@ int mfrd_store_identify_pages(struct mfrd_store *s, mfrd_identify_fn identify,
 	if (rc != SQLITE_DONE) {
 		free(pfns);
 		return fail(s, "pages without identity");
-	}
-	if (n && mfrd_store_begin(s)) {
-		free(pfns);
-		return -1;
 	}
 	for (i = 0; i < n; i++) {
 		st = s->st[ST_SET_IDENTITY];
@@ -637,15 +670,11 @@ int mfrd_store_identify_pages(struct mfrd_store *s, mfrd_identify_fn identify,
 		bind_text(st, 5, dimm_id);
 		if (run(s, ST_SET_IDENTITY, "set identity")) {
 			free(pfns);
-			/* Keeps the error for the caller: the update's. */
-			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 			return -1;
 		}
 		set++;
 	}
 	free(pfns);
-	if (n && mfrd_store_commit(s))
-		return -1;
 	return set;
 }
 
@@ -680,13 +709,10 @@ static int collect_earlier(sqlite3_stmt *st, struct mfrd_earlier **vp,
 	int rc;
 
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			nv = realloc(v, cap * sizeof(*nv));
-			if (!nv)
-				abort();
-			v = nv;
-		}
+		nv = mfrd_grow(v, &cap, n, sizeof(*nv));
+		if (!nv)
+			abort();
+		v = nv;
 		v[n].pfn = (uint64_t)sqlite3_column_int64(st, 0);
 		v[n].dimm = column_dup(st, 1);
 		v[n].dimm_id = column_dup(st, 2);
@@ -765,7 +791,7 @@ static const char *const copy_reads[] = {
 	" FROM poisoned_pages INDEXED BY poisoned_pages_pfn",
 };
 
-/* Copy the rows of read into s; -1 if s failed, else the rows added. */
+/* Copy the rows of read into s; -2 if s failed, else the rows added. */
 static int64_t copy_rows(struct mfrd_store *s, sqlite3_stmt *read,
 			 sqlite3_stmt *ins)
 {
@@ -781,7 +807,8 @@ static int64_t copy_rows(struct mfrd_store *s, sqlite3_stmt *read,
 		sqlite3_bind_int64(ins, 9, now);
 		if (sqlite3_step(ins) != SQLITE_DONE) {
 			sqlite3_reset(ins);
-			return fail(s, "copy pages");
+			fail(s, "copy pages");
+			return -2;
 		}
 		added += sqlite3_changes(s->db);
 		sqlite3_reset(ins);
@@ -790,7 +817,7 @@ static int64_t copy_rows(struct mfrd_store *s, sqlite3_stmt *read,
 }
 
 /*
- * Copy what can be read of path into s; returns the rows added (or -1 if
+ * Copy what can be read of path into s; returns the rows added (or -2 if
  * s failed) and in *read whether any query of it could be run at all.
  */
 static int64_t copy_from(struct mfrd_store *s, sqlite3_stmt *ins,
@@ -821,7 +848,7 @@ static int64_t copy_from(struct mfrd_store *s, sqlite3_stmt *ins,
 			total += added;
 	}
 	sqlite3_close(db);
-	return added < 0 ? -1 : total;
+	return added < 0 ? -2 : total;
 }
 
 int64_t mfrd_store_copy_pages(struct mfrd_store *s, const char *path)
@@ -831,10 +858,10 @@ int64_t mfrd_store_copy_pages(struct mfrd_store *s, const char *path)
 	bool read_any;
 
 	if (sqlite3_prepare_v2(s->db, COPY_SQL, -1, &ins, NULL))
-		return fail(s, "copy pages");
+		return fail(s, "copy pages"), -2;
 	if (mfrd_store_begin(s)) {
 		sqlite3_finalize(ins);
-		return -1;
+		return -2;
 	}
 	total = copy_from(s, ins, path, false, &read_any);
 	/*
@@ -850,10 +877,12 @@ int64_t mfrd_store_copy_pages(struct mfrd_store *s, const char *path)
 			 path);
 		total = -1;
 	}
-	if (total < 0 || mfrd_store_commit(s)) {
-		mfrd_store_rollback(s);
-		return -1;
+	if (total == -2 || (total >= 0 && mfrd_store_commit(s))) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return -2;
 	}
+	if (total < 0)
+		mfrd_store_rollback(s);
 	return total;
 }
 
@@ -879,18 +908,19 @@ int64_t mfrd_store_unacked_incidents(struct mfrd_store *s)
 }
 
 /*
- * A stand-in's rows into the attached store "target".  Pages: the newer
- * record of a page wins, unknown fields keep what the file knows.
+ * One store's rows into another of the same connection ("%1$s" the one
+ * written, "%2$s" the one read; one of them attached).  Pages: the newer
+ * record of a page wins, unknown fields keep what the written one knows.
  */
 static const char *const merge_sql[] = {
-	"INSERT INTO target.poisoned_pages (boot_id, pfn, head_pfn,"
+	"INSERT INTO %1$s.poisoned_pages (boot_id, pfn, head_pfn,"
 	" folio_size, inode, memfd_name, pid, comm, cgroup_id, cgroup_path,"
 	" \"offset\", state, times_consumed, first_seen_usec,"
 	" last_update_usec, phys_addr, dimm, dimm_id)"
 	" SELECT boot_id, pfn, head_pfn, folio_size, inode, memfd_name, pid,"
 	" comm, cgroup_id, cgroup_path, \"offset\", state, times_consumed,"
 	" first_seen_usec, last_update_usec, phys_addr, dimm, dimm_id"
-	" FROM main.poisoned_pages WHERE true"
+	" FROM %2$s.poisoned_pages WHERE true"
 	" ON CONFLICT (boot_id, pfn) DO UPDATE SET"
 	" head_pfn = coalesce(excluded.head_pfn, head_pfn),"
 	" folio_size = coalesce(excluded.folio_size, folio_size),"
@@ -909,24 +939,26 @@ static const char *const merge_sql[] = {
 	" dimm = coalesce(excluded.dimm, dimm),"
 	" dimm_id = coalesce(excluded.dimm_id, dimm_id)"
 	" WHERE excluded.last_update_usec > last_update_usec",
-	"INSERT INTO target.events (time_usec, boot_id, kind, pfn, head_pfn,"
+	"INSERT INTO %1$s.events (time_usec, boot_id, kind, pfn, head_pfn,"
 	" inode, generation, detail) SELECT time_usec, boot_id, kind, pfn,"
-	" head_pfn, inode, generation, detail FROM main.events ORDER BY id",
-	"INSERT INTO target.store_incidents (time_usec, boot_id, kind, error,"
+	" head_pfn, inode, generation, detail FROM %2$s.events ORDER BY id",
+	"INSERT INTO %1$s.store_incidents (time_usec, boot_id, kind, error,"
 	" moved_to, salvaged, acked_usec) SELECT time_usec, boot_id, kind,"
-	" error, moved_to, salvaged, acked_usec FROM main.store_incidents"
+	" error, moved_to, salvaged, acked_usec FROM %2$s.store_incidents"
 	" ORDER BY id",
 };
 
-int mfrd_store_merge_into(struct mfrd_store *s, const char *path,
-			  struct mfrd_store_merged *m)
+/* Attach path as "other" and merge main into it (into) or it into main. */
+static int merge(struct mfrd_store *s, const char *path, bool into,
+		 struct mfrd_store_merged *m)
 {
 	int64_t *counts[] = { &m->pages, &m->events, &m->incidents };
 	sqlite3_stmt *st;
+	char *sql;
 	int ret = -1;
 
 	memset(m, 0, sizeof(*m));
-	if (sqlite3_prepare_v2(s->db, "ATTACH ?1 AS target", -1, &st, NULL))
+	if (sqlite3_prepare_v2(s->db, "ATTACH ?1 AS other", -1, &st, NULL))
 		return fail(s, "merge");
 	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) != SQLITE_DONE) {
@@ -938,7 +970,12 @@ int mfrd_store_merge_into(struct mfrd_store *s, const char *path,
 	if (exec(s, "BEGIN IMMEDIATE", "merge"))
 		goto detach;
 	for (size_t i = 0; i < sizeof(merge_sql) / sizeof(*merge_sql); i++) {
-		if (exec(s, merge_sql[i], "merge")) {
+		if (asprintf(&sql, merge_sql[i], into ? "other" : "main",
+			     into ? "main" : "other") < 0)
+			abort();
+		ret = exec(s, sql, "merge");
+		free(sql);
+		if (ret) {
 			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 			goto detach;
 		}
@@ -948,8 +985,20 @@ int mfrd_store_merge_into(struct mfrd_store *s, const char *path,
 	if (ret)
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 detach:
-	sqlite3_exec(s->db, "DETACH target", NULL, NULL, NULL);
+	sqlite3_exec(s->db, "DETACH other", NULL, NULL, NULL);
 	if (ret)
 		memset(m, 0, sizeof(*m));
 	return ret;
+}
+
+int mfrd_store_merge_into(struct mfrd_store *s, const char *path,
+			  struct mfrd_store_merged *m)
+{
+	return merge(s, path, true, m);
+}
+
+int mfrd_store_merge_from(struct mfrd_store *s, const char *path,
+			  struct mfrd_store_merged *m)
+{
+	return merge(s, path, false, m);
 }

@@ -109,6 +109,9 @@ const char *mfrd_store_error(const struct mfrd_store *s);
 /* The last failing call failed because another program holds the lock. */
 bool mfrd_store_locked(const struct mfrd_store *s);
 
+/* What kind of failure the last failing call was. */
+enum mfrd_store_fault mfrd_store_fault(const struct mfrd_store *s);
+
 /* The database's schema version (PRAGMA user_version), or -1. */
 int mfrd_store_schema_version(struct mfrd_store *s);
 
@@ -119,6 +122,8 @@ int mfrd_store_schema_version(struct mfrd_store *s);
 int mfrd_store_begin(struct mfrd_store *s);
 int mfrd_store_commit(struct mfrd_store *s);
 int mfrd_store_rollback(struct mfrd_store *s);
+/* ROLLBACK, keeping the error of the statement that failed before it. */
+void mfrd_store_rollback_quietly(struct mfrd_store *s);
 
 /*
  * Insert or update the page (this boot, p->pfn).  Known fields replace
@@ -176,9 +181,9 @@ int mfrd_store_earlier_pfns(struct mfrd_store *s, uint64_t **pfns,
 /*
  * Memory identity of this boot's pages that have none yet: for each, in
  * pfn order, identify() gives the physical address and, if the host
- * tells, the DIMM (label and identity).  At most max pages, in one
- * transaction (one fsync, not one per page): a caller with many pages
- * calls again, from its event loop, until it gets fewer than max.
+ * tells, the DIMM (label and identity).  At most max pages, within the
+ * caller's transaction (one fsync, not one per page): a caller with many
+ * pages calls again, from its event loop, until it gets fewer than max.
  * Returns rows set, or -1.
  */
 typedef void (*mfrd_identify_fn)(uint64_t pfn, uint64_t *phys,
@@ -210,8 +215,8 @@ void mfrd_store_earlier_free(struct mfrd_earlier *v, size_t n);
  * a store that cannot be opened for writing (locked, read-only, full, a
  * newer schema) into the in-memory one, so that boot offlining still
  * finds the pfns of earlier boots.  Returns the number of records copied,
- * or -1 if nothing of the file could be read (not a database: how many
- * pages it had is unknown) or s could not be written.
+ * -1 if nothing of the file could be read (not a database: how many pages
+ * it had is unknown), or -2 if s could not be written.
  */
 int64_t mfrd_store_copy_pages(struct mfrd_store *s, const char *path);
 
@@ -239,6 +244,10 @@ struct mfrd_store_merged {
  * Returns 0, or -1 with nothing written (mfrd_store_error() says why).
  */
 int mfrd_store_merge_into(struct mfrd_store *s, const char *path,
+			  struct mfrd_store_merged *m);
+
+/* The other way: what the store at path holds into s, the same way. */
+int mfrd_store_merge_from(struct mfrd_store *s, const char *path,
 			  struct mfrd_store_merged *m);
 
 /* The pages of this boot in each state, indexed by enum mfr_page_state. */

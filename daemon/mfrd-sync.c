@@ -8,6 +8,12 @@
  *
  * Which events are already in the store, and when a batch calls for a
  * reconcile, follows the module's generations: mfrd-generations.c.
+ *
+ * Any user can cause events (kept memfds, consumed pages), and the module
+ * rate-limits them per user, each suppressed one a generation gap: what a
+ * tenant can cost mfrd is bounded here.  Reconciles come at most every
+ * RECONCILE_MIN_USEC, a reconcile reads the owners of poisoned pages only
+ * (not every memfd), and the owner cache is bounded.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,9 +25,9 @@
 
 #include "mfrd.h"
 #include "mfrd-clock.h"
+#include "mfrd-grow.h"
 #include "mfrd-log.h"
 #include "output.h"
-#include "mfrd-grow.h"
 
 /*
  * Events read in one transaction: one fsync for a burst.  Bounded in time
@@ -31,102 +37,101 @@
  */
 #define BATCH_MAX	512
 #define BATCH_USEC	(250 * 1000)
+/* Reconciles that gaps and overruns ask for: at most one per this. */
+#define RECONCILE_MIN_USEC	(10 * 1000000LL)
+/* memfd-get records between two watchdog feeds. */
+#define DUMP_SLICE	1024
 
-/* ---- memfd cache: the owner data poison events lack ---- */
+/* ---- memfd owners: the data poison events lack ---- */
 
-static struct mfrd_memfd *memfd_find(struct mfrd *d, uint64_t inode)
+static const struct mfrd_memfd *memfd_find(struct mfrd *d, uint64_t inode)
 {
-	for (size_t i = 0; i < d->nmemfds; i++)
-		if (d->memfds[i].inode == inode)
-			return &d->memfds[i];
-	return NULL;
-}
-
-static void memfd_free(struct mfrd_memfd *m)
-{
-	free(m->name);
-	free(m->comm);
-	free(m->cgroup_path);
-}
-
-static char *dup_attr(const struct nlattr *nla)
-{
-	char *s;
-
-	if (!nla)
-		return NULL;
-	s = strdup(nla_get_string(nla));
-	if (!s)
-		abort();
-	return s;
+	return mfrd_memfd_cache_find(&d->memfds, inode);
 }
 
 /* Add or refresh the memfd of a memfd-get record or memfd event. */
 static void memfd_put(struct mfrd *d, struct nlattr **tb)
 {
-	struct mfrd_memfd *m, *v;
-	uint64_t inode;
+	struct mfrd_memfd m = { 0 };
 
 	if (!tb[MFR_A_MEMFD_INODE])
 		return;
-	inode = mfr_genl_get_uint(tb[MFR_A_MEMFD_INODE]);
-	m = memfd_find(d, inode);
-	if (!m) {
-		v = mfrd_grow(d->memfds, &d->memfds_cap, d->nmemfds, sizeof(*v));
-		if (!v)
-			abort();
-		d->memfds = v;
-		m = &v[d->nmemfds++];
-	} else {
-		memfd_free(m);
-	}
-	*m = (struct mfrd_memfd){
-		.inode = inode,
-		.name = dup_attr(tb[MFR_A_MEMFD_NAME]),
-		.comm = dup_attr(tb[MFR_A_MEMFD_COMM]),
-		.cgroup_path = dup_attr(tb[MFR_A_MEMFD_CGROUP_PATH]),
-		.pid = tb[MFR_A_MEMFD_PID] ?
-		       nla_get_u32(tb[MFR_A_MEMFD_PID]) : 0,
-		.has_cgroup_id = tb[MFR_A_MEMFD_CGROUP_ID] != NULL,
-		.cgroup_id = tb[MFR_A_MEMFD_CGROUP_ID] ?
-			mfr_genl_get_uint(tb[MFR_A_MEMFD_CGROUP_ID]) : 0,
-	};
+	m.inode = mfr_genl_get_uint(tb[MFR_A_MEMFD_INODE]);
+	m.name = tb[MFR_A_MEMFD_NAME] ? nla_get_string(tb[MFR_A_MEMFD_NAME]) : NULL;
+	m.comm = tb[MFR_A_MEMFD_COMM] ? nla_get_string(tb[MFR_A_MEMFD_COMM]) : NULL;
+	m.cgroup_path = tb[MFR_A_MEMFD_CGROUP_PATH] ?
+			nla_get_string(tb[MFR_A_MEMFD_CGROUP_PATH]) : NULL;
+	m.pid = tb[MFR_A_MEMFD_PID] ? nla_get_u32(tb[MFR_A_MEMFD_PID]) : 0;
+	m.has_cgroup_id = tb[MFR_A_MEMFD_CGROUP_ID] != NULL;
+	m.cgroup_id = tb[MFR_A_MEMFD_CGROUP_ID] ?
+		      mfr_genl_get_uint(tb[MFR_A_MEMFD_CGROUP_ID]) : 0;
+	mfrd_memfd_cache_put(&d->memfds, &m);
 }
 
-static void memfd_forget(struct mfrd *d, uint64_t inode)
+/* The inodes whose owners a dump is for, sorted. */
+struct wanted {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int cmp_u64(const void *a, const void *b)
 {
-	struct mfrd_memfd *m = memfd_find(d, inode);
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
-	if (!m)
-		return;
-	memfd_free(m);
-	*m = d->memfds[--d->nmemfds];
+	return x < y ? -1 : x > y;
 }
 
-void mfrd_memfds_clear(struct mfrd *d)
+static void want(struct wanted *w, uint64_t inode)
 {
-	for (size_t i = 0; i < d->nmemfds; i++)
-		memfd_free(&d->memfds[i]);
-	free(d->memfds);
-	d->memfds = NULL;
-	d->nmemfds = d->memfds_cap = 0;
+	uint64_t *v = mfrd_grow(w->v, &w->cap, w->n, sizeof(*v));
+
+	if (!v)
+		abort();
+	w->v = v;
+	v[w->n++] = inode;
 }
+
+struct memfd_dump {
+	struct mfrd *d;
+	const struct wanted *wanted;
+	size_t seen;
+};
 
 static int memfd_cb(uint8_t cmd, const struct mfr_attr_set *set,
 		    struct nlattr **tb, void *arg)
 {
+	struct memfd_dump *md = arg;
+	uint64_t inode;
+
 	(void)cmd;
 	(void)set;
-	memfd_put(arg, tb);
+	/* A tenant's 100 000 memfds: the watchdog fed on the way. */
+	if (++md->seen % DUMP_SLICE == 0)
+		mfrd_watchdog_progress(md->d);
+	if (!tb[MFR_A_MEMFD_INODE])
+		return 0;
+	inode = mfr_genl_get_uint(tb[MFR_A_MEMFD_INODE]);
+	if (!bsearch(&inode, md->wanted->v, md->wanted->n, sizeof(inode),
+		     cmp_u64))
+		return 0;
+	memfd_put(md->d, tb);
 	return 0;
 }
 
-/* Dump memfd-get into the cache (merging: evicted memfds stay known). */
-static int memfds_dump(struct mfrd *d)
+/*
+ * The owners of the wanted inodes, from a memfd-get dump: only those go
+ * into the cache, which a dump of every memfd would flush.
+ */
+static int memfds_dump(struct mfrd *d, struct wanted *w)
 {
-	int ret = mfr_genl_dump(d->req, MFR_CMD_MEMFD_GET, memfd_cb, d);
+	struct memfd_dump md = { .d = d, .wanted = w };
 	char *why;
+	int ret;
 
+	if (!w->n)
+		return 0;
+	qsort(w->v, w->n, sizeof(*w->v), cmp_u64);
+	ret = mfr_genl_dump(d->req, MFR_CMD_MEMFD_GET, memfd_cb, &md);
 	if (ret) {
 		why = mfrd_genl_error_text(d->req, ret);
 		mfrd_logf(LOG_ERR, NULL, "memfd-get dump failed: %s", why);
@@ -210,35 +215,59 @@ static void add_attr_fields(struct mfrd_log *l, const struct mfr_attr_set *set,
 	}
 }
 
+/* A tenant's text (memfd name, command, cgroup) as the logs show it. */
+static char *escaped(const char *s)
+{
+	char *e = text_escaped(s);
+
+	if (!e)
+		abort();
+	return e;
+}
+
+static void add_text_field(struct mfrd_log *l, const char *key, const char *v)
+{
+	char *e;
+
+	if (!v)
+		return;
+	e = escaped(v);
+	mfrd_log_field(l, key, "%s", e);
+	free(e);
+}
+
 static void add_owner_fields(struct mfrd_log *l, const struct mfrd_memfd *m)
 {
 	if (!m)
 		return;
-	if (m->name)
-		mfrd_log_field(l, "MFR_MEMFD", "%s", m->name);
+	add_text_field(l, "MFR_MEMFD", m->name);
 	if (m->pid)
 		mfrd_log_field(l, "MFR_PID", "%u", m->pid);
-	if (m->comm)
-		mfrd_log_field(l, "MFR_COMM", "%s", m->comm);
-	if (m->cgroup_path)
-		mfrd_log_field(l, "MFR_CGROUP", "%s", m->cgroup_path);
+	add_text_field(l, "MFR_COMM", m->comm);
+	add_text_field(l, "MFR_CGROUP", m->cgroup_path);
 	if (m->has_cgroup_id)
 		mfrd_log_field(l, "MFR_CGROUP_ID", "%" PRIu64, m->cgroup_id);
 }
 
-/* "guest-ram (pid 123 qemu)", or "inode 1043" when the owner is unknown. */
+/*
+ * "guest-ram (pid 123 qemu)", or "inode 1043" when the owner is unknown;
+ * the tenant's names escaped (a newline in one would forge a log line).
+ */
 static char *owner_text(const struct mfrd_memfd *m, uint64_t inode)
 {
-	char *s;
+	char *s, *name, *comm;
 	int r;
 
-	if (!m || !m->name)
+	if (!m || !m->name) {
 		r = asprintf(&s, "inode %" PRIu64, inode);
-	else if (m->pid)
-		r = asprintf(&s, "%s (pid %u %s)", m->name, m->pid,
-			     m->comm ?: "?");
-	else
-		r = asprintf(&s, "%s", m->name);
+	} else {
+		name = escaped(m->name);
+		comm = escaped(m->comm ?: "?");
+		r = m->pid ? asprintf(&s, "%s (pid %u %s)", name, m->pid, comm) :
+			     asprintf(&s, "%s", name);
+		free(name);
+		free(comm);
+	}
 	if (r < 0)
 		abort();
 	return s;
@@ -374,14 +403,67 @@ static void log_event(uint8_t cmd, const struct mfr_attr_set *set,
 
 /* ---- events ---- */
 
+/*
+ * An event of a batch, kept until the batch is in the store: its
+ * attributes copied out of the message (which libnl frees), so that the
+ * batch can be written again to a stand-in if the store fails under it.
+ */
+struct held_event {
+	uint8_t cmd;
+	const struct mfr_attr_set *set;
+	struct nlattr *tb[MFR_SPEC_MAX_ATTR + 1];
+	void *attrs;			/* where tb points */
+	uint64_t gen, inode;
+};
+
 struct batch {
 	struct mfrd *d;
 	int64_t now;
+	struct held_event *v;
+	size_t n, cap;
 	unsigned int recorded;
 	unsigned int new_pages;		/* page records created */
-	bool refreshed;			/* memfd-get dumped in this batch */
-	bool store_failed;
 };
+
+static void batch_free(struct batch *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		free(b->v[i].attrs);
+	free(b->v);
+	b->v = NULL;
+	b->n = b->cap = 0;
+}
+
+/* A copy of the event's attributes, tb pointing into it. */
+static void hold(struct batch *b, uint8_t cmd, const struct mfr_attr_set *set,
+		 struct nlattr **tb, uint64_t gen, uint64_t inode)
+{
+	struct held_event *e, *v;
+	size_t size = 0, off = 0;
+	char *buf;
+
+	v = mfrd_grow(b->v, &b->cap, b->n, sizeof(*v));
+	if (!v)
+		abort();
+	b->v = v;
+	e = &v[b->n++];
+	*e = (struct held_event){ .cmd = cmd, .set = set, .gen = gen,
+				  .inode = inode };
+	for (unsigned int i = 1; i <= set->max; i++)
+		if (tb[i])
+			size += (size_t)nla_total_size(nla_len(tb[i]));
+	buf = malloc(size ?: 1);
+	if (!buf)
+		abort();
+	e->attrs = buf;
+	for (unsigned int i = 1; i <= set->max; i++) {
+		if (!tb[i])
+			continue;
+		memcpy(buf + off, tb[i], (size_t)nla_total_size(nla_len(tb[i])));
+		e->tb[i] = (struct nlattr *)(buf + off);
+		off += (size_t)nla_total_size(nla_len(tb[i]));
+	}
+}
 
 /* "page-poisoned pfn=0x1234 ...": the event as mfrctl monitor shows it. */
 static char *event_detail(const char *kind, const struct mfr_attr_set *set,
@@ -415,23 +497,26 @@ static uint64_t get(struct nlattr **tb, unsigned int attr, unsigned int bit,
 	return mfr_genl_get_uint(tb[attr]);
 }
 
-/* Owner of a page's memfd, dumping memfd-get once if it is unknown. */
-static const struct mfrd_memfd *owner_of(struct batch *b, uint64_t inode)
+static void owner_into(struct mfrd_page *p, const struct mfrd_memfd *m)
 {
-	const struct mfrd_memfd *m = memfd_find(b->d, inode);
-
-	if (!m && !b->refreshed) {
-		b->refreshed = true;
-		memfds_dump(b->d);
-		m = memfd_find(b->d, inode);
+	if (!m)
+		return;
+	p->memfd_name = m->name;
+	p->comm = m->comm;
+	p->cgroup_path = m->cgroup_path;
+	if (m->pid) {
+		p->pid = m->pid;
+		p->has |= MFRD_HAS_PID;
 	}
-	return m;
+	if (m->has_cgroup_id) {
+		p->cgroup_id = m->cgroup_id;
+		p->has |= MFRD_HAS_CGROUP_ID;
+	}
 }
 
-static int record_poison(struct batch *b, uint8_t cmd, struct nlattr **tb,
-			 const struct mfrd_memfd *m)
+static int record_poison(struct batch *b, struct mfrd_store *s, uint8_t cmd,
+			 struct nlattr **tb, const struct mfrd_memfd *m)
 {
-	struct mfrd_store *s = b->d->store;
 	struct mfrd_page p = { 0 };
 	uint64_t head;
 	int known;
@@ -446,19 +531,7 @@ static int record_poison(struct batch *b, uint8_t cmd, struct nlattr **tb,
 	p.times_consumed = get(tb, MFR_A_POISON_TIMES_CONSUMED,
 			       MFRD_HAS_TIMES_CONSUMED, &p.has);
 	head = p.head_pfn;
-	if (m) {
-		p.memfd_name = m->name;
-		p.comm = m->comm;
-		p.cgroup_path = m->cgroup_path;
-		if (m->pid) {
-			p.pid = m->pid;
-			p.has |= MFRD_HAS_PID;
-		}
-		if (m->has_cgroup_id) {
-			p.cgroup_id = m->cgroup_id;
-			p.has |= MFRD_HAS_CGROUP_ID;
-		}
-	}
+	owner_into(&p, m);
 
 	switch (cmd) {
 	case MFR_CMD_PAGE_POISONED_NTF:
@@ -496,6 +569,61 @@ static int record_poison(struct batch *b, uint8_t cmd, struct nlattr **tb,
 	return mfrd_store_put_page(s, &p, b->now);
 }
 
+/* One held event into the store s, its journal entry held. */
+static int record_event(struct batch *b, struct mfrd_store *s,
+			struct held_event *e)
+{
+	bool memfd_set = e->set == &mfr_attr_sets[MFR_SET_MEMFD];
+	unsigned int inode_attr = memfd_set ? MFR_A_MEMFD_INODE :
+					      MFR_A_POISON_INODE;
+	const char *kind = mfr_event_name(e->cmd);
+	struct mfrd_event ev = { .time_usec = b->now, .kind = kind };
+	const struct mfrd_memfd *m = NULL;
+	char *detail;
+	int ret;
+
+	if (e->tb[inode_attr])
+		m = memfd_find(b->d, e->inode);
+	if (!memfd_set && record_poison(b, s, e->cmd, e->tb, m))
+		return -1;
+	ev.has = MFRD_HAS_GENERATION;
+	ev.generation = e->gen;
+	if (!memfd_set && e->tb[MFR_A_POISON_PFN]) {
+		ev.has |= MFRD_HAS_PFN;
+		ev.pfn = mfr_genl_get_uint(e->tb[MFR_A_POISON_PFN]);
+	}
+	if (!memfd_set && e->tb[MFR_A_POISON_HEAD_PFN]) {
+		ev.has |= MFRD_HAS_HEAD_PFN;
+		ev.head_pfn = mfr_genl_get_uint(e->tb[MFR_A_POISON_HEAD_PFN]);
+	}
+	if (e->tb[inode_attr]) {
+		ev.has |= MFRD_HAS_INODE;
+		ev.inode = e->inode;
+	}
+	detail = event_detail(kind, e->set, e->tb);
+	ev.detail = detail;
+	ret = mfrd_store_log_event(s, &ev);
+	free(detail);
+	if (ret)
+		return -1;
+	log_event(e->cmd, e->set, e->tb, m, e->inode);
+	b->recorded++;
+	return 0;
+}
+
+/* The whole batch, in the transaction mfrd_sup_write() opened. */
+static int record_batch(struct mfrd_store *s, void *arg)
+{
+	struct batch *b = arg;
+
+	b->recorded = b->new_pages = 0;
+	for (size_t i = 0; i < b->n; i++)
+		if (record_event(b, s, &b->v[i]))
+			return -1;
+	return 0;
+}
+
+/* Read: an event the last dump holds is skipped, the others held. */
 static int on_event(uint8_t cmd, const struct mfr_attr_set *set,
 		    struct nlattr **tb, void *arg)
 {
@@ -504,69 +632,23 @@ static int on_event(uint8_t cmd, const struct mfr_attr_set *set,
 					    MFR_A_POISON_GENERATION;
 	unsigned int inode_attr = memfd_set ? MFR_A_MEMFD_INODE :
 					      MFR_A_POISON_INODE;
-	const char *kind = mfr_event_name(cmd);
 	struct batch *b = arg;
 	struct mfrd *d = b->d;
-	const struct mfrd_memfd *m = NULL;
-	struct mfrd_event ev = { .time_usec = b->now, .kind = kind };
-	uint64_t gen = 0, inode = 0;
-	char *detail;
-	int ret;
+	uint64_t gen = 0;
 
-	if (!kind)
+	if (!mfr_event_name(cmd))
 		return 0;	/* not a notification */
+	/* The owner, known from now on (evictions only once recorded). */
+	if (cmd == MFR_CMD_MEMFD_KEPT_NTF)
+		memfd_put(d, tb);
 	if (tb[gen_attr]) {
 		gen = mfr_genl_get_uint(tb[gen_attr]);
-		if (mfrd_gens_event(&d->gens, gen) == MFRD_GEN_DUMPED) {
-			/* In the store already; the cache may still learn. */
-			if (cmd == MFR_CMD_MEMFD_KEPT_NTF)
-				memfd_put(d, tb);
-			return 0;
-		}
+		if (mfrd_gens_event(&d->gens, gen) == MFRD_GEN_DUMPED)
+			return 0;	/* in the store already */
 	}
-	if (tb[inode_attr])
-		inode = mfr_genl_get_uint(tb[inode_attr]);
-
-	if (memfd_set) {
-		memfd_put(d, tb);
-		m = memfd_find(d, inode);
-	} else {
-		if (tb[inode_attr])
-			m = owner_of(b, inode);
-		if (record_poison(b, cmd, tb, m))
-			goto store_failed;
-	}
-
-	ev.has = MFRD_HAS_GENERATION;
-	ev.generation = gen;
-	if (!memfd_set && tb[MFR_A_POISON_PFN]) {
-		ev.has |= MFRD_HAS_PFN;
-		ev.pfn = mfr_genl_get_uint(tb[MFR_A_POISON_PFN]);
-	}
-	if (!memfd_set && tb[MFR_A_POISON_HEAD_PFN]) {
-		ev.has |= MFRD_HAS_HEAD_PFN;
-		ev.head_pfn = mfr_genl_get_uint(tb[MFR_A_POISON_HEAD_PFN]);
-	}
-	if (tb[inode_attr]) {
-		ev.has |= MFRD_HAS_INODE;
-		ev.inode = inode;
-	}
-	detail = event_detail(kind, set, tb);
-	ev.detail = detail;
-	ret = mfrd_store_log_event(d->store, &ev);
-	free(detail);
-	if (ret)
-		goto store_failed;
-
-	log_event(cmd, set, tb, m, inode);
-	if (cmd == MFR_CMD_MEMFD_EVICTED_NTF)
-		memfd_forget(d, inode);
-	b->recorded++;
+	hold(b, cmd, set, tb, gen,
+	     tb[inode_attr] ? mfr_genl_get_uint(tb[inode_attr]) : 0);
 	return 0;
-
-store_failed:
-	b->store_failed = true;
-	return -EIO;
 }
 
 static bool readable(int fd)
@@ -577,8 +659,26 @@ static bool readable(int fd)
 }
 
 /*
- * Record the pending events in one transaction, then log them.  Returns
- * 0, or -1 when the store failed (the loop is ended then).
+ * Owners of the batch's pages the cache does not know: one memfd-get
+ * dump for them all, before the store's transaction.
+ */
+static void batch_owners(struct batch *b)
+{
+	struct wanted w = { 0 };
+
+	for (size_t i = 0; i < b->n; i++)
+		if (b->v[i].set == &mfr_attr_sets[MFR_SET_POISON] &&
+		    b->v[i].tb[MFR_A_POISON_INODE] &&
+		    !memfd_find(b->d, b->v[i].inode))
+			want(&w, b->v[i].inode);
+	memfds_dump(b->d, &w);
+	free(w.v);
+}
+
+/*
+ * Read the pending events (a bounded batch), record them in one
+ * transaction, then log them.  Returns 0, or -1 when not even a stand-in
+ * took them (the loop is ended then).
  */
 static int read_batch(struct mfrd *d, struct batch *b, bool *overrun)
 {
@@ -588,10 +688,6 @@ static int read_batch(struct mfrd *d, struct batch *b, bool *overrun)
 
 	b->d = d;
 	b->now = mfrd_now_usec();
-	/* Nothing is read yet: a locked file sends the batch aside. */
-	if (mfrd_store_begin(d->store) &&
-	    (!mfrd_store_put_aside(d) || mfrd_store_begin(d->store)))
-		goto store_failed;
 	for (n = 0; n < BATCH_MAX && readable(mfr_genl_fd(d->events)) &&
 	     mfrd_monotonic_usec() < deadline; n++) {
 		ret = mfr_genl_recv_events(d->events, on_event, b);
@@ -602,15 +698,20 @@ static int read_batch(struct mfrd *d, struct batch *b, bool *overrun)
 			break;
 		}
 	}
-	if (b->store_failed) {
-		mfrd_store_rollback(d->store);
-		mfrd_log_discard();
-		goto store_failed;
+	batch_owners(b);
+	if (b->n && mfrd_sup_write(d->sup, record_batch, b, "recording events")) {
+		mfrd_logf(LOG_CRIT, NULL,
+			  "cannot record events anywhere, not even in memory: mfrd restarts, and its start reads them from mfr.ko again");
+		batch_free(b);
+		mfrd_fail(d);
+		return -1;
 	}
-	if (mfrd_store_commit(d->store))
-		goto store_failed;
 	d->pages_recorded += b->new_pages;
 	mfrd_log_flush();
+	for (size_t i = 0; i < b->n; i++)
+		if (b->v[i].cmd == MFR_CMD_MEMFD_EVICTED_NTF)
+			mfrd_memfd_cache_forget(&d->memfds, b->v[i].inode);
+	batch_free(b);
 	if (ret) {
 		why = mfrd_genl_error_text(d->events, ret);
 		mfrd_logf(LOG_ERR, NULL, "reading events failed: %s", why);
@@ -618,12 +719,6 @@ static int read_batch(struct mfrd *d, struct batch *b, bool *overrun)
 		d->need_reconcile = true;
 	}
 	return 0;
-
-store_failed:
-	mfrd_logf(LOG_CRIT, NULL, "cannot record events: %s",
-		  mfrd_store_error(d->store));
-	mfrd_fail(d);
-	return -1;
 }
 
 int mfrd_events_read(struct mfrd *d)
@@ -631,7 +726,6 @@ int mfrd_events_read(struct mfrd *d)
 	struct batch b = { 0 };
 	struct mfrd_gen_verdict v;
 	bool overrun = false;
-	int changed;
 
 	if (read_batch(d, &b, &overrun))
 		return -1;
@@ -644,27 +738,23 @@ int mfrd_events_read(struct mfrd *d)
 	if (overrun) {
 		mfrd_logf(LOG_WARNING, MFRD_MSGID_EVENTS_LOST,
 			  "events lost: the receive buffer overran; reconciling from the module's dumps");
-		d->need_reconcile = mfrd_reconcile(d, "events lost") < 0;
+		mfrd_reconcile_soon(d, "events lost");
 	} else if (v.action == MFRD_GEN_RECONCILE_GAP) {
-		changed = mfrd_reconcile(d, "generation gap");
-		d->need_reconcile = changed < 0;
-		/* Write operations (rule-add ...) move the generation too. */
-		if (changed > 0)
-			d->events_lost++;
-		if (changed > 0)
-			mfrd_logf(LOG_WARNING, MFRD_MSGID_EVENTS_LOST,
-				  "events lost: %" PRIu64 " generations between %" PRIu64 " and %" PRIu64 " were not seen; the dumps brought %d page records up to date",
-				  v.missing, v.gap_from, v.gap_to, changed);
-		else if (!changed)
-			mfrd_logf(LOG_DEBUG, NULL,
-				  "%" PRIu64 " generations between %" PRIu64 " and %" PRIu64 " came without events (write operations): nothing was missing",
-				  v.missing, v.gap_from, v.gap_to);
+		/*
+		 * A gap is most often a tenant's notifications suppressed by
+		 * the module's rate limit, or a write operation; the dumps
+		 * tell what, in a bounded while.
+		 */
+		mfrd_logf(LOG_DEBUG, NULL,
+			  "%" PRIu64 " generations between %" PRIu64 " and %" PRIu64 " came without events: the dumps are read",
+			  v.missing, v.gap_from, v.gap_to);
+		mfrd_reconcile_soon(d, "generation gap");
 	} else if (v.action == MFRD_GEN_RECONCILE_ORDER) {
 		/*
 		 * Nothing missed: what the dumps change is the state a late
 		 * event set back, not a lost event.
 		 */
-		d->need_reconcile = mfrd_reconcile(d, "events out of order") < 0;
+		mfrd_reconcile_soon(d, "events out of order");
 	}
 	if (b.recorded)
 		mfrd_identify_pages(d);
@@ -676,10 +766,15 @@ int mfrd_events_read(struct mfrd *d)
 /* ---- reconciling ---- */
 
 struct pages {
+	struct mfrd *d;
 	struct mfrd_page *v;
 	size_t n, cap;
 	uint64_t generation;
 	bool has_generation;
+	int64_t now;
+	const char *why;
+	int changed;			/* rows the upserts changed */
+	unsigned int found;		/* page records created */
 };
 
 static int page_cb(uint8_t cmd, const struct mfr_attr_set *set,
@@ -724,23 +819,6 @@ static int status_gen_cb(uint8_t cmd, const struct mfr_attr_set *set,
 	return 0;
 }
 
-static void owner_into(struct mfrd_page *p, const struct mfrd_memfd *m)
-{
-	if (!m)
-		return;
-	p->memfd_name = m->name;
-	p->comm = m->comm;
-	p->cgroup_path = m->cgroup_path;
-	if (m->pid) {
-		p->pid = m->pid;
-		p->has |= MFRD_HAS_PID;
-	}
-	if (m->has_cgroup_id) {
-		p->cgroup_id = m->cgroup_id;
-		p->has |= MFRD_HAS_CGROUP_ID;
-	}
-}
-
 /* A page the store did not have: journal it as found by a dump. */
 static void log_found_page(const struct mfrd_page *p,
 			   const struct mfrd_memfd *m, const char *why)
@@ -769,16 +847,40 @@ static void log_found_page(const struct mfrd_page *p,
 	mfrd_log_defer(l);
 }
 
+/* The dump's pages, in the transaction mfrd_sup_write() opened. */
+static int record_pages(struct mfrd_store *s, void *arg)
+{
+	struct pages *pages = arg;
+
+	pages->changed = 0;
+	pages->found = 0;
+	for (size_t i = 0; i < pages->n; i++) {
+		struct mfrd_page *p = &pages->v[i];
+		const struct mfrd_memfd *m = (p->has & MFRD_HAS_INODE) ?
+					     memfd_find(pages->d, p->inode) : NULL;
+		int known = mfrd_store_has_page(s, p->pfn);
+
+		owner_into(p, m);
+		mfrd_watchdog_progress(pages->d);
+		if (known < 0 || mfrd_store_put_page(s, p, pages->now))
+			return -1;
+		pages->changed += mfrd_store_last_changes(s);
+		if (!known) {
+			log_found_page(p, m, pages->why);
+			pages->found++;
+		}
+	}
+	return 0;
+}
+
 int mfrd_reconcile(struct mfrd *d, const char *why)
 {
-	struct pages pages = { 0 };
-	int64_t now = mfrd_now_usec();
+	struct pages pages = { .d = d, .now = mfrd_now_usec(), .why = why };
+	struct wanted w = { 0 };
 	uint64_t status_gen = 0;
-	bool refreshed = false, overrun = false;
-	int ret, changed = 0;
-	unsigned int found = 0;		/* page records created */
+	bool overrun = false;
 	char *err;
-	size_t i;
+	int ret;
 
 	/*
 	 * Events already queued are recorded (and logged) first: the dump
@@ -788,6 +890,7 @@ int mfrd_reconcile(struct mfrd *d, const char *why)
 	if (d->events && read_batch(d, &(struct batch){ 0 }, &overrun))
 		return -1;
 	d->redumps++;
+	d->last_reconcile_usec = mfrd_monotonic_usec();
 	/*
 	 * The generation before the dumps: if no page carries the dump's
 	 * own, events after this one are replayed, harmlessly and in order.
@@ -795,55 +898,37 @@ int mfrd_reconcile(struct mfrd *d, const char *why)
 	ret = mfrd_status_get(d, status_gen_cb, &status_gen);
 	if (ret)
 		goto genl_failed;
-	if (memfds_dump(d))
-		return -1;
 	ret = mfr_genl_dump(d->req, MFR_CMD_POISON_GET, page_cb, &pages);
 	if (ret)
 		goto genl_failed;
-	/* A memfd created after the memfd-get dump: ask once more. */
-	for (i = 0; i < pages.n && !refreshed; i++)
+	/* Owners of pages, not of every memfd a tenant made. */
+	for (size_t i = 0; i < pages.n; i++)
 		if ((pages.v[i].has & MFRD_HAS_INODE) &&
-		    !memfd_find(d, pages.v[i].inode)) {
-			memfds_dump(d);
-			refreshed = true;
-		}
+		    !memfd_find(d, pages.v[i].inode))
+			want(&w, pages.v[i].inode);
+	memfds_dump(d, &w);
+	free(w.v);
 
-	if (mfrd_store_begin(d->store) &&
-	    (!mfrd_store_put_aside(d) || mfrd_store_begin(d->store)))
-		goto store_failed;
-	for (i = 0; i < pages.n; i++) {
-		struct mfrd_page *p = &pages.v[i];
-		const struct mfrd_memfd *m = (p->has & MFRD_HAS_INODE) ?
-					     memfd_find(d, p->inode) : NULL;
-		int known = mfrd_store_has_page(d->store, p->pfn);
-
-		owner_into(p, m);
-		mfrd_watchdog_progress(d);
-		if (known < 0 || mfrd_store_put_page(d->store, p, now)) {
-			mfrd_store_rollback(d->store);
-			goto store_failed;
-		}
-		changed += mfrd_store_last_changes(d->store);
-		if (!known) {
-			log_found_page(p, m, why);
-			found++;
-		}
+	if (mfrd_sup_write(d->sup, record_pages, &pages, "recording the module's dump")) {
+		mfrd_logf(LOG_CRIT, NULL,
+			  "cannot record the module's dump anywhere, not even in memory: mfrd restarts");
+		free(pages.v);
+		mfrd_fail(d);
+		return -1;
 	}
-	if (mfrd_store_commit(d->store))
-		goto store_failed;
-	d->pages_recorded += found;
+	d->pages_recorded += pages.found;
 	mfrd_log_flush();
 
 	mfrd_gens_dumped(&d->gens, pages.has_generation ? pages.generation :
 						   status_gen);
 	mfrd_logf(LOG_INFO, NULL,
 		  "reconciled (%s): %zu poisoned pages reported by mfr.ko, %d added or updated, generation %" PRIu64,
-		  why, pages.n, changed, d->gens.dump_gen);
+		  why, pages.n, pages.changed, d->gens.dump_gen);
 	free(pages.v);
-	if (changed > 0)
+	if (pages.changed > 0)
 		mfrd_identify_pages(d);
 	mfrd_report_soon(d);
-	return changed;
+	return pages.changed;
 
 genl_failed:
 	err = mfrd_genl_error_text(d->req, ret);
@@ -851,12 +936,58 @@ genl_failed:
 	free(err);
 	free(pages.v);
 	return -1;
+}
 
-store_failed:
-	mfrd_log_discard();
-	mfrd_logf(LOG_CRIT, NULL, "cannot record the module's dump: %s",
-		  mfrd_store_error(d->store));
-	free(pages.v);
-	mfrd_fail(d);
-	return -1;
+/* A reconcile that asked for it: lost events counted when it found any. */
+static void reconcile_for(struct mfrd *d, const char *why)
+{
+	int changed = mfrd_reconcile(d, why);
+
+	d->need_reconcile = changed < 0;
+	if (changed > 0 && !strcmp(why, "generation gap")) {
+		d->events_lost++;
+		mfrd_logf(LOG_WARNING, MFRD_MSGID_EVENTS_LOST,
+			  "events lost (%s): the dumps brought %d page records up to date",
+			  why, changed);
+	}
+}
+
+static int on_reconcile_due(sd_event_source *s, uint64_t usec, void *arg)
+{
+	struct mfrd *d = arg;
+
+	(void)s;
+	(void)usec;
+	if (d->connected)
+		reconcile_for(d, d->reconcile_why);
+	return 0;
+}
+
+void mfrd_reconcile_soon(struct mfrd *d, const char *why)
+{
+	int64_t due = d->last_reconcile_usec + RECONCILE_MIN_USEC;
+	int enabled = SD_EVENT_OFF;
+
+	if (!d->last_reconcile_usec || mfrd_monotonic_usec() >= due) {
+		reconcile_for(d, why);
+		return;
+	}
+	if (d->reconcile_src)
+		sd_event_source_get_enabled(d->reconcile_src, &enabled);
+	if (enabled != SD_EVENT_OFF)
+		return;		/* one is due already: it covers this too */
+	d->reconcile_why = why;
+	if (d->reconcile_src) {
+		sd_event_source_set_time(d->reconcile_src, (uint64_t)due);
+		sd_event_source_set_enabled(d->reconcile_src, SD_EVENT_ONESHOT);
+	} else if (sd_event_add_time(d->event, &d->reconcile_src,
+				     CLOCK_MONOTONIC, (uint64_t)due, 0,
+				     on_reconcile_due, d) < 0) {
+		d->need_reconcile = true;	/* the tick does it */
+	}
+}
+
+void mfrd_reconcile_stop(struct mfrd *d)
+{
+	d->reconcile_src = sd_event_source_disable_unref(d->reconcile_src);
 }

@@ -1,18 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * mfrd: records every memory error mfr.ko reports, pushes the operator's
- * rules to it, and hard-offlines at boot the pages that failed in
- * earlier boots.  This file is the command line, the start-up order and
- * the signals; the rest is in the files mfrd.h lists.
+ * rules to it, and offlines at boot the pages that failed in earlier
+ * boots.  This file is the event loop and its wiring: the command line,
+ * the start-up order, the signals, reloads and READY; the rest is in the
+ * files mfrd.h lists.
  *
  * Start-up order is protection first: settings, then the rules pushed
  * (when the module is there) before anything else can fail; then the
- * store (see mfrd-store-recover.c: a damaged one is salvaged into a
- * fresh one, any other failure leaves the file alone), boot offlining,
- * and READY=1 only once the rules are in the module (or at once, if
- * mfrd.conf says ready_without_module), so that workloads
- * ordered after mfrd.service find their pages offlined and their rules
- * in place.
+ * store (mfrd-store-supervisor.c: whatever fails, a stand-in takes the
+ * records), boot offlining, and READY=1 once the module has every rule
+ * it takes (or at once, if mfrd.conf says ready_without_module), so that
+ * workloads ordered after mfrd.service find their pages offlined and
+ * their rules in place.  Errors in rules.d never hold the rest back: the
+ * rules that parse are in force, boot offlining runs, and the errors are
+ * said loudly until a reload loads every file.
  *
  * "mfrd --reload" is systemd's ExecReload: it sends SIGHUP and waits for
  * the daemon to write the outcome to $RUNTIME_DIRECTORY/reload, so that
@@ -34,23 +36,13 @@
 #include "mfrd.h"
 #include "mfrd-atomic-file.h"
 #include "mfrd-clock.h"
-#include "mfrd-dimm.h"
 #include "mfrd-log.h"
-#include "mfrd-store-recover.h"
+#include "mfrd-runtime-dir.h"
 
-#define BOOT_ID_FILE	"/proc/sys/kernel/random/boot_id"
 #define CGROUP_ROOT	"/sys/fs/cgroup"
-#define RUNTIME_DIR	"/run/mfrd"
-/* Retries of a store file that could not be used: 1 s doubling to 5 min. */
-#define STORE_RETRY_MIN_USEC	1000000ULL
-#define STORE_RETRY_MAX_USEC	(300 * 1000000ULL)
-/* ... to 30 s while it is locked: records wait aside for its release. */
-#define STORE_RETRY_LOCKED_MAX_USEC	(30 * 1000000ULL)
 /* Settings with errors at start are read again this often. */
 #define CONFIG_RETRY_SEC	5
 #define CONFIG_RETRY_TEXT	"5 s"
-/* Pages given their memory identity per turn of the event loop. */
-#define IDENTIFY_SLICE	256
 /* How long "mfrd --reload" waits for the daemon's answer. */
 #define RELOAD_TIMEOUT_USEC	(60 * 1000000LL)
 
@@ -92,50 +84,9 @@ int64_t mfrd_now_usec(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* NAME in mfrd's runtime directory. */
-static char *runtime_path(const char *name)
+struct mfrd_store *mfrd_store(struct mfrd *d)
 {
-	const char *dir = getenv("RUNTIME_DIRECTORY");
-	char *path;
-
-	/* systemd may list several, separated by ':'; ours is the first. */
-	if (!dir || !*dir)
-		dir = RUNTIME_DIR;
-	if (asprintf(&path, "%.*s/%s", (int)strcspn(dir, ":"), dir, name) < 0)
-		abort();
-	return path;
-}
-
-static char *reload_result_path(void)
-{
-	return runtime_path("reload");
-}
-
-/*
- * The stand-in of the store file at path: in the runtime directory, which
- * outlives a restart of mfrd (RuntimeDirectoryPreserve=restart), named
- * after that path so that it is only ever merged into the store it
- * stood in for.  FNV-1a: a name, not a secret.
- */
-static char *standin_path(const char *store_path)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-	char name[64], *path, *dir;
-
-	for (const char *c = store_path; *c; c++)
-		h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
-	snprintf(name, sizeof(name), "store-standin-%016" PRIx64 ".db", h);
-	path = runtime_path(name);
-	/* By hand, without systemd's RuntimeDirectory=. */
-	dir = strndup(path, strrchr(path, '/') - path);
-	if (!dir)
-		abort();
-	if (mkdir(dir, 0700) && errno != EEXIST)
-		mfrd_logf(LOG_WARNING, NULL,
-			  "cannot create %s (%m): a stand-in of the store would be in memory only",
-			  dir);
-	free(dir);
-	return path;
+	return mfrd_sup_store(d->sup);
 }
 
 /*
@@ -144,94 +95,18 @@ static char *standin_path(const char *store_path)
  */
 static void write_reload_result(bool ok, const char *why)
 {
-	char *path = reload_result_path(), *text, *dir;
+	char *path = mfrd_runtime_path("reload"), *text;
 	int r;
 
 	if (asprintf(&text, "%lld %s\n%s\n", (long long)mfrd_monotonic_usec(),
 		     ok ? "ok" : "failed", why ?: "") < 0)
 		abort();
 	r = mfrd_atomic_write(path, text, strlen(text), 0644);
-	if (r == -ENOENT) {
-		/* By hand, without systemd's RuntimeDirectory=. */
-		dir = strndup(path, strrchr(path, '/') - path);
-		if (!dir)
-			abort();
-		mkdir(dir, 0755);
-		free(dir);
-		r = mfrd_atomic_write(path, text, strlen(text), 0644);
-	}
 	if (r)
 		mfrd_logf(LOG_WARNING, NULL, "cannot write %s: %s", path,
 			  strerror(-r));
 	free(text);
 	free(path);
-}
-
-void mfrd_store_failed(struct mfrd *d, const char *what)
-{
-	d->store_errors++;
-	if (!strcmp(d->store_last_error, what))
-		return;
-	snprintf(d->store_last_error, sizeof(d->store_last_error), "%s", what);
-	mfrd_logf(LOG_ERR, MFRD_MSGID_STORE_ERROR, "store error: %s", what);
-}
-
-static void identify(uint64_t pfn, uint64_t *phys, const char **dimm,
-		     const char **dimm_id, void *arg)
-{
-	static struct mfrd_dimm found;
-	struct mfrd *d = arg;
-
-	(void)pfn;
-	if (!mfrd_dimm_lookup(d->dimms, *phys, &found)) {
-		*dimm = found.label;
-		*dimm_id = found.id;
-	}
-}
-
-/*
- * One slice of pages identified per turn of the event loop, each in one
- * transaction: a storm's thousand pages (or a restart's leftovers) took
- * one fsync each, in one go, and starved the watchdog.
- */
-static int on_identify(sd_event_source *s, void *arg)
-{
-	struct mfrd *d = arg;
-	int n = mfrd_store_identify_pages(d->store, identify, d,
-					  IDENTIFY_SLICE);
-
-	if (n < 0 && mfrd_store_put_aside(d))
-		return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-	if (n < 0) {
-		mfrd_store_failed(d, mfrd_store_error(d->store));
-	} else {
-		d->identified += (uint64_t)n;
-		d->identify_slices++;
-	}
-	if (n == IDENTIFY_SLICE)	/* more may be left: next turn */
-		return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-	if (d->identify_slices > 1)
-		mfrd_logf(LOG_INFO, NULL,
-			  "memory identity of %" PRIu64 " pages recorded, in %" PRIu64 " slices",
-			  d->identified, d->identify_slices);
-	d->identified = d->identify_slices = 0;
-	return sd_event_source_set_enabled(s, SD_EVENT_OFF);
-}
-
-void mfrd_identify_pages(struct mfrd *d)
-{
-	int ret = 0;
-
-	if (!d->identify_src)
-		ret = sd_event_add_defer(d->event, &d->identify_src,
-					 on_identify, d);
-	if (ret >= 0)
-		ret = sd_event_source_set_enabled(d->identify_src,
-						  SD_EVENT_ONESHOT);
-	if (ret < 0)
-		mfrd_logf(LOG_ERR, NULL,
-			  "cannot schedule the memory identity of pages: %s",
-			  strerror(-ret));
 }
 
 void mfrd_watchdog_progress(struct mfrd *d)
@@ -240,7 +115,8 @@ void mfrd_watchdog_progress(struct mfrd *d)
 	uint64_t interval;
 	int64_t now;
 
-	if (!d->cfg.watchdog || sd_watchdog_enabled(0, &interval) <= 0)
+	(void)d;
+	if (sd_watchdog_enabled(0, &interval) <= 0)
 		return;
 	now = mfrd_monotonic_usec();
 	if (now - last < (int64_t)(interval / 4))
@@ -249,15 +125,29 @@ void mfrd_watchdog_progress(struct mfrd *d)
 	sd_notify(0, "WATCHDOG=1");
 }
 
-static void load_dimms(struct mfrd *d)
+/*
+ * A watchdog systemd asked for (WatchdogSec=, WATCHDOG_USEC) is always
+ * fed: one that is not gets mfrd killed every WatchdogSec.  So watchdog =
+ * no cannot turn it off; it is refused with a warning, once per setting.
+ */
+static void apply_watchdog(struct mfrd *d)
 {
-	const char *why = "";
+	uint64_t usec;
+	int ret;
 
-	d->dimms = mfrd_dimms_load(d->cfg.dmi_table, &why);
-	if (!d->dimms)
-		mfrd_logf(LOG_INFO, NULL,
-			  "no DIMM identity for poisoned pages (%s: %s): records carry the physical address only",
-			  d->cfg.dmi_table, why);
+	ret = sd_event_set_watchdog(d->event, true);
+	if (ret < 0)
+		mfrd_logf(LOG_WARNING, NULL, "cannot feed systemd's watchdog: %s",
+			  strerror(-ret));
+	if (d->cfg.watchdog || sd_watchdog_enabled(0, &usec) <= 0) {
+		d->watchdog_forced = false;
+		return;
+	}
+	if (!d->watchdog_forced)
+		mfrd_logf(LOG_WARNING, MFRD_MSGID_CONFIG_REJECTED,
+			  "watchdog = no is refused: systemd asked for a watchdog (WatchdogSec=%llu s), and one not fed kills mfrd; mfrd feeds it.  To have none, set WatchdogSec=0 in a drop-in of mfrd.service",
+			  (unsigned long long)(usec / 1000000));
+	d->watchdog_forced = true;
 }
 
 void mfrd_prune_events(struct mfrd *d)
@@ -267,13 +157,17 @@ void mfrd_prune_events(struct mfrd *d)
 	if (d->cfg.events_max_age_days)
 		before = mfrd_now_usec() -
 			 (int64_t)d->cfg.events_max_age_days * 86400 * 1000000;
-	n = mfrd_store_prune_events(d->store, before, d->cfg.events_max_rows);
-	/* Locked by another program: retention waits for the next tick. */
-	if (n < 0 && mfrd_store_locked(d->store))
+	n = mfrd_store_prune_events(mfrd_store(d), before,
+				    d->cfg.events_max_rows);
+	/*
+	 * Locked by another program, or full: retention waits for the next
+	 * tick, and no record is at stake (the next write puts them aside).
+	 */
+	if (n < 0 && mfrd_store_locked(mfrd_store(d)))
 		mfrd_logf(LOG_DEBUG, NULL, "events log retention skipped: %s",
-			  mfrd_store_error(d->store));
+			  mfrd_store_error(mfrd_store(d)));
 	else if (n < 0)
-		mfrd_store_failed(d, mfrd_store_error(d->store));
+		mfrd_sup_failed(d->sup, mfrd_store_error(mfrd_store(d)));
 	else
 		d->events_pruned += (uint64_t)n;
 }
@@ -284,13 +178,26 @@ static void apply_log_limits(const struct mfrd_config *cfg)
 			       cfg->log_rate_limit_interval * 1000000ULL);
 }
 
-/* Why memfds are not protected now, or NULL if they are. */
-static const char *unprotected_reason(const struct mfrd *d)
+/*
+ * What READY=1 waits for: the module, so that the rules it takes are in
+ * it.  Rules it refuses, or errors in rules.d, do not hold READY back:
+ * waiting would not fix them, and the rules that are in protect now.
+ */
+static const char *ready_blocker(const struct mfrd *d)
 {
 	if (!d->connected)
 		return "mfr.ko is not loaded (a kernel without the mfr hooks, or the module not loaded yet)";
-	if (d->rules_refused)
-		return "mfr.ko refused the rules (the journal names the rule; retried every metrics_interval)";
+	return NULL;
+}
+
+const char *mfrd_unprotected_reason(const struct mfrd *d)
+{
+	if (!d->connected)
+		return ready_blocker(d);
+	if (d->nrefused)
+		return "mfr.ko refused some rules (the journal names them; the others are in force; retried every metrics_interval)";
+	if (d->nrules_errors)
+		return "rules.d has errors (the journal names them; the rules that parse are in force)";
 	return NULL;
 }
 
@@ -300,7 +207,7 @@ void mfrd_ready_if_protected(struct mfrd *d)
 	if (d->offlining)
 		return;
 	if (d->ready_sent) {
-		if (d->ready_degraded && !unprotected_reason(d)) {
+		if (d->ready_degraded && !ready_blocker(d)) {
 			d->ready_degraded = false;
 			mfrd_logf(LOG_NOTICE, MFRD_MSGID_READY_UNPROTECTED,
 				  "protected now: the %zu rules are in mfr.ko",
@@ -309,7 +216,7 @@ void mfrd_ready_if_protected(struct mfrd *d)
 		}
 		return;
 	}
-	if (unprotected_reason(d) && !d->cfg.ready_without_module)
+	if (ready_blocker(d) && !d->cfg.ready_without_module)
 		return;
 	d->ready_sent = true;
 	mfrd_report_status(d, "READY=1");
@@ -341,7 +248,7 @@ static void ready_unprotected(struct mfrd *d, unsigned int timeout,
 static int on_ready_timeout(sd_event_source *s, uint64_t usec, void *arg)
 {
 	struct mfrd *d = arg;
-	const char *why = unprotected_reason(d);
+	const char *why = ready_blocker(d);
 
 	(void)s;
 	(void)usec;
@@ -368,19 +275,22 @@ void mfrd_rules_retry(struct mfrd *d)
 {
 	int ret;
 
-	if (!d->connected || !d->rules_refused)
+	size_t before = d->nrefused;
+
+	if (!d->connected || !d->nrefused)
 		return;
 	d->rules_retrying = true;
-	ret = mfrd_rules_push(d, &d->rules);
+	ret = mfrd_rules_push(d, &d->rules, false);
 	d->rules_retrying = false;
-	if (ret)
+	if (ret || d->nrefused == before)
 		return;
-	d->rules_refused = false;
-	free(d->rules_refusal);
-	d->rules_refusal = NULL;
+	if (!d->nrefused) {
+		free(d->rules_refusal);
+		d->rules_refusal = NULL;
+	}
 	mfrd_logf(LOG_NOTICE, MFRD_MSGID_CONFIG_REJECTED,
-		  "the rules refused earlier are accepted now: %zu rules in mfr.ko",
-		  d->rules.n);
+		  "rules refused earlier are accepted now: %zu of the %zu rules in mfr.ko",
+		  d->rules.n - d->nrefused, d->rules.n);
 	/* Our rule-replace moved the generation: re-base. */
 	d->need_reconcile = mfrd_reconcile(d, "rules pushed") < 0;
 	mfrd_ready_if_protected(d);
@@ -408,16 +318,12 @@ char *mfrd_genl_error_text(struct mfr_genl *g, int err)
 	return s;
 }
 
-/* mfrd.conf and rules.d, with the command line's overrides applied. */
-static int load_settings(struct mfrd *d, struct mfrd_config *cfg,
-			 struct mfrd_rules *rules, struct mfrd_errors *errs)
+/* mfrd.conf, with the command line's overrides applied. */
+static int load_config(struct mfrd *d, struct mfrd_config *cfg,
+		       struct mfrd_errors *errs)
 {
 	if (mfrd_config_load(d->config_path, cfg, errs))
 		return -1;
-	if (mfrd_rules_load_dir(d->rules_dir, rules, errs)) {
-		mfrd_config_free(cfg);
-		return -1;
-	}
 	if (d->opt_state_dir) {
 		free(cfg->state_dir);
 		cfg->state_dir = strdup(d->opt_state_dir);
@@ -433,6 +339,19 @@ static int load_settings(struct mfrd *d, struct mfrd_config *cfg,
 	    (d->opt_metrics_file && strcmp(d->opt_metrics_file, "none") &&
 	     !cfg->metrics_file))
 		abort();
+	return 0;
+}
+
+/* mfrd.conf and rules.d, all or nothing: a reload. */
+static int load_settings(struct mfrd *d, struct mfrd_config *cfg,
+			 struct mfrd_rules *rules, struct mfrd_errors *errs)
+{
+	if (load_config(d, cfg, errs))
+		return -1;
+	if (mfrd_rules_load_dir(d->rules_dir, rules, errs)) {
+		mfrd_config_free(cfg);
+		return -1;
+	}
 	return 0;
 }
 
@@ -495,7 +414,7 @@ static bool reload(struct mfrd *d, char **why, bool asked)
 		return false;
 	}
 	d->reload_error = why;
-	ret = d->connected ? mfrd_rules_push(d, &rules) : 0;
+	ret = d->connected ? mfrd_rules_push(d, &rules, true) : 0;
 	d->reload_error = NULL;
 	if (ret) {
 		/* The module still has the previous rules: keep them. */
@@ -505,16 +424,24 @@ static bool reload(struct mfrd *d, char **why, bool asked)
 		d->reloads_failed += asked;
 		return false;
 	}
+	mfrd_rules_free(&d->rules);
+	d->rules = rules;
+	/* Every rule is in force, every file loaded. */
+	free(d->refused);
+	d->refused = calloc(d->rules.n + 1, sizeof(*d->refused));
+	if (!d->refused)
+		abort();
+	d->nrefused = 0;
+	free(d->rules_refusal);
+	d->rules_refusal = NULL;
+	free(d->rules_errors);
+	d->rules_errors = NULL;
+	d->nrules_errors = 0;
 	if (d->connected) {
-		d->rules_refused = false;
-		free(d->rules_refusal);
-		d->rules_refusal = NULL;
-		/* Our rule-add and rule-del moved the generation: re-base. */
+		/* Our rule-replace moved the generation: re-base. */
 		ret = mfrd_reconcile(d, "rules pushed");
 		d->need_reconcile = ret < 0;
 	}
-	mfrd_rules_free(&d->rules);
-	d->rules = rules;
 
 	/* The store stays where it was opened. */
 	if (strcmp(cfg.state_dir, d->cfg.state_dir)) {
@@ -530,7 +457,7 @@ static bool reload(struct mfrd *d, char **why, bool asked)
 	d->cfg = cfg;
 	apply_log_limits(&d->cfg);
 	d->metrics_errno = 0;
-	sd_event_set_watchdog(d->event, d->cfg.watchdog);
+	apply_watchdog(d);
 	mfrd_report_rearm(d);
 	set_note(d, NULL);
 	d->reload_ok_usec = mfrd_now_usec();
@@ -582,116 +509,23 @@ static int on_stop(sd_event_source *s, const struct signalfd_siginfo *si,
 	return sd_event_exit(d->event, EXIT_SUCCESS);
 }
 
-static int read_boot_id(struct mfrd *d)
-{
-	FILE *f = fopen(BOOT_ID_FILE, "re");
-	bool ok;
-
-	if (!f)
-		return -1;
-	ok = fgets(d->boot_id, sizeof(d->boot_id), f) != NULL;
-	fclose(f);
-	d->boot_id[strcspn(d->boot_id, "\n")] = '\0';
-	return ok && d->boot_id[0] ? 0 : -1;
-}
-
-static void log_store_recovery(struct mfrd *d,
-			       const struct mfrd_store_recovery *r)
-{
-	struct mfrd_log *l = mfrd_log_new(LOG_CRIT, MFRD_MSGID_STORE_RECOVERED);
-	char copied[128];
-
-	mfrd_log_field(l, "MFR_STORE", "%s", d->store_path);
-	mfrd_log_field(l, "MFR_STORE_ERROR", "%s", r->error);
-	mfrd_log_field(l, "MFR_STORE_FAULT", "%s",
-		       mfrd_store_fault_name(r->fault));
-	mfrd_log_field(l, "MFR_STORE_COPIED", "%lld", (long long)r->copied);
-	if (r->moved_to)
-		mfrd_log_field(l, "MFR_STORE_MOVED_TO", "%s", r->moved_to);
-	if (r->copied >= 0)
-		snprintf(copied, sizeof(copied), "%lld page records %s",
-			 (long long)r->copied, r->in_memory ?
-			 "read from it for boot offlining" : "salvaged into it");
-	else
-		snprintf(copied, sizeof(copied),
-			 "no page record could be read from it: the pfns of earlier boots are unknown");
-	if (r->in_memory && !r->standin_error)
-		mfrd_log_field(l, "MFR_STORE_STANDIN", "%s", d->standin_path);
-	if (!r->in_memory)
-		mfrd_log_message(l, "the store %s is damaged (%s): moved aside to %s, a fresh store started; %s; acknowledge with \"mfrctl store ack\"",
-				 d->store_path, r->error, r->moved_to, copied);
-	else
-		mfrd_log_message(l, "the store %s cannot be used (%s: %s)%s%s: %s%s; %s; records are kept %s%s%s and the file is retried until it opens, then they are merged into it; acknowledge with \"mfrctl store ack\"",
-				 d->store_path, mfrd_store_fault_name(r->fault),
-				 r->error, r->move_error ? "; " : "",
-				 r->move_error ?: "",
-				 r->moved_to ? "it was moved aside to " :
-				 "the file is left as it is", r->moved_to ?: "",
-				 copied, r->standin_error ? "in memory only (" :
-				 "in the stand-in ",
-				 r->standin_error ?: d->standin_path,
-				 r->standin_error ? ")" : "");
-	mfrd_log_send(l);
-}
-
-/* The stand-in's records are in the store file now: say what. */
-static void log_standin_merged(struct mfrd *d,
-			       const struct mfrd_store_merged *m,
-			       const char *when)
-{
-	struct mfrd_log *l = mfrd_log_new(LOG_NOTICE,
-					  MFRD_MSGID_STORE_RECOVERED);
-
-	mfrd_log_field(l, "MFR_STORE", "%s", d->store_path);
-	mfrd_log_field(l, "MFR_STORE_MERGED_PAGES", "%lld", (long long)m->pages);
-	mfrd_log_field(l, "MFR_STORE_MERGED_EVENTS", "%lld",
-		       (long long)m->events);
-	mfrd_log_field(l, "MFR_STORE_MERGED_INCIDENTS", "%lld",
-		       (long long)m->incidents);
-	mfrd_log_message(l, "the records kept while the store %s could not be used (%s) are in it now: %lld page records, %lld events, %lld store incidents",
-			 d->store_path, when, (long long)m->pages,
-			 (long long)m->events, (long long)m->incidents);
-	mfrd_log_send(l);
-}
-
-/* The store as it failed, to be recorded until an operator acks it. */
-static void remember_incident(struct mfrd *d,
-			      const struct mfrd_store_recovery *r)
-{
-	d->store_fault = r->fault;
-	snprintf(d->store_fault_error, sizeof(d->store_fault_error), "%s",
-		 r->error ?: "");
-	free(d->store_moved_to);
-	d->store_moved_to = r->moved_to ? strdup(r->moved_to) : NULL;
-	d->store_copied = r->copied;
-}
-
-static void add_incident(struct mfrd *d)
-{
-	if (mfrd_store_add_incident(d->store, mfrd_now_usec(),
-				    mfrd_store_fault_name(d->store_fault),
-				    d->store_fault_error, d->store_moved_to,
-				    d->store_copied))
-		mfrd_store_failed(d, mfrd_store_error(d->store));
-}
-
 /* forgotten: pfns no longer in the store leave boot offlining's counts. */
-static void count_earlier_pfns(struct mfrd *d, bool forgotten)
+void mfrd_count_earlier_pfns(struct mfrd *d, bool forgotten)
 {
 	uint64_t *pfns = NULL;
 	size_t n = 0;
 
 	d->earlier_boot_pfns_known = false;
-	if (!mfrd_store_earlier_pfns(d->store, &pfns, &n)) {
+	if (!mfrd_store_earlier_pfns(mfrd_store(d), &pfns, &n)) {
 		d->earlier_boot_pfns = n;
-		d->earlier_boot_pfns_known = d->store_copied >= 0;
+		d->earlier_boot_pfns_known = mfrd_sup_copied(d->sup) >= 0;
 		if (forgotten)
 			mfrd_offline_forgotten(d, pfns, n);
 	} else {
-		mfrd_store_failed(d, mfrd_store_error(d->store));
+		mfrd_sup_failed(d->sup, mfrd_store_error(mfrd_store(d)));
 	}
 	free(pfns);
-	d->store_data_version = mfrd_store_data_version(d->store);
+	d->store_data_version = mfrd_store_data_version(mfrd_store(d));
 }
 
 void mfrd_store_check_outside_change(struct mfrd *d)
@@ -699,15 +533,15 @@ void mfrd_store_check_outside_change(struct mfrd *d)
 	uint64_t before = d->earlier_boot_pfns;
 	unsigned int failed = d->offline_failed;
 	unsigned int changed = d->offline_dimm_changed;
-	int64_t v = mfrd_store_data_version(d->store);
+	int64_t v = mfrd_store_data_version(mfrd_store(d));
 
 	if (v < 0) {
-		mfrd_store_failed(d, mfrd_store_error(d->store));
+		mfrd_sup_failed(d->sup, mfrd_store_error(mfrd_store(d)));
 		return;
 	}
 	if (v == d->store_data_version)
 		return;
-	count_earlier_pfns(d, true);
+	mfrd_count_earlier_pfns(d, true);
 	if (d->earlier_boot_pfns_known && d->earlier_boot_pfns != before)
 		mfrd_logf(LOG_NOTICE, NULL,
 			  "the store was changed by another program (mfrctl forget): %" PRIu64 " pfns of earlier boots recorded, %" PRIu64 " before; the next boot offlines those",
@@ -719,223 +553,41 @@ void mfrd_store_check_outside_change(struct mfrd *d)
 			  changed);
 }
 
-static int on_store_retry(sd_event_source *src, uint64_t usec, void *arg);
-
-/* The next try at the store file: 1 s, doubling up to 5 min. */
-static void schedule_store_retry(struct mfrd *d)
-{
-	uint64_t now;
-
-	uint64_t max = d->store_locked ? STORE_RETRY_LOCKED_MAX_USEC :
-				       STORE_RETRY_MAX_USEC;
-
-	d->store_retry_usec = d->store_retry_usec ?
-			      d->store_retry_usec * 2 : STORE_RETRY_MIN_USEC;
-	if (d->store_retry_usec > max)
-		d->store_retry_usec = max;
-	if (sd_event_now(d->event, CLOCK_MONOTONIC, &now) < 0)
-		return;
-	if (d->store_retry_src) {
-		sd_event_source_set_time(d->store_retry_src,
-					 now + d->store_retry_usec);
-		sd_event_source_set_enabled(d->store_retry_src, SD_EVENT_ONESHOT);
-	} else if (sd_event_add_time(d->event, &d->store_retry_src,
-				     CLOCK_MONOTONIC, now + d->store_retry_usec,
-				     0, on_store_retry, d) < 0) {
-		mfrd_logf(LOG_ERR, NULL,
-			  "cannot schedule a retry of the store %s: records stay in memory until mfrd restarts",
-			  d->store_path);
-	}
-}
-
 /*
- * The store file could not be used and mfrd runs on a stand-in: try the
- * file again.  Only the file: a failed try costs no copy of its records.
- * Once it opens, the stand-in's records (the incident with them) are
- * merged into it, records go to it, and the next tick re-reads this
- * boot's pages from mfr.ko into it.
+ * The supervisor moved the records (a stand-in, or the file again): the
+ * counts follow, and back on the file the module's dumps are read into
+ * it again on the next tick.
  */
-static int on_store_retry(sd_event_source *src, uint64_t usec, void *arg)
+static void store_changed(void *arg, bool back_on_file)
 {
-	struct mfrd_store_recovery r = { 0 };
-	struct mfrd_store_merged m;
 	struct mfrd *d = arg;
-	struct mfrd_store *s;
-	char *err = NULL;
 
-	(void)src;
-	(void)usec;
-	if (mfrd_store_open(d->store_path, d->boot_id, &s, &r.error, &r.fault)) {
-		/* Damaged meanwhile: moved aside as at start, if it can be. */
-		if (r.fault == MFRD_STORE_CORRUPT) {
-			mfrd_store_recovery_free(&r);
-			if (mfrd_store_open_or_recover(d->store_path, NULL,
-						       d->boot_id, &s, &r))
-				r.in_memory = true;
-			else if (r.in_memory)
-				mfrd_store_close(s);
-		} else {
-			r.in_memory = true;
-		}
-	}
-	if (r.in_memory) {
-		d->store_locked = r.fault == MFRD_STORE_LOCKED;
-		mfrd_logf(LOG_DEBUG, NULL, "the store %s still cannot be used: %s",
-			  d->store_path, r.error ?: "?");
-		mfrd_store_recovery_free(&r);
-		schedule_store_retry(d);
-		return 0;
-	}
-	if (mfrd_store_leave_standin(d->store, d->store_in_memory &&
-				     d->standin_path && !d->standin_lost ?
-				     d->standin_path : NULL,
-				     d->store_path, &m, &err)) {
-		mfrd_logf(LOG_WARNING, NULL,
-			  "the store %s opens again, but the records kept meanwhile cannot be merged into it (%s): still on the stand-in, retried",
-			  d->store_path, err);
-		free(err);
-		mfrd_store_close(s);
-		mfrd_store_recovery_free(&r);
-		schedule_store_retry(d);
-		return 0;
-	}
-	d->store = s;
-	if (r.fault != MFRD_STORE_OK) {
-		log_store_recovery(d, &r);
-		remember_incident(d, &r);
-		add_incident(d);
-	}
-	mfrd_store_recovery_free(&r);
-	d->store_in_memory = false;
-	d->store_locked = false;
-	d->store_retry_usec = 0;
-	count_earlier_pfns(d, false);
-	log_standin_merged(d, &m, "merged now");
-	mfrd_logf(LOG_NOTICE, MFRD_MSGID_STORE_RECOVERED,
-		  "the store %s is in use again: records go to it from now on%s",
-		  d->store_path, d->connected ?
-		  "; this boot's pages are read again from mfr.ko" : "");
-	if (d->connected)
+	mfrd_count_earlier_pfns(d, false);
+	if (back_on_file && d->connected)
 		d->need_reconcile = true;
 	mfrd_report_soon(d);
-	return 0;
 }
 
-bool mfrd_store_put_aside(struct mfrd *d)
-{
-	struct mfrd_store_recovery r = { 0 };
-	struct mfrd_log *l;
-	struct mfrd_store *s;
-
-	if (d->store_in_memory || !mfrd_store_locked(d->store))
-		return false;
-	/* The file's records too: counts and boot offlining stay right. */
-	if (mfrd_store_open_standin(d->store_path, d->standin_path,
-				    d->boot_id, &s, &r)) {
-		mfrd_logf(LOG_CRIT, NULL,
-			  "the store %s is locked by another program and no stand-in opens (%s)",
-			  d->store_path, r.error ?: "?");
-		mfrd_store_recovery_free(&r);
-		return false;
-	}
-	l = mfrd_log_new(LOG_WARNING, MFRD_MSGID_STORE_ERROR);
-	mfrd_log_field(l, "MFR_STORE", "%s", d->store_path);
-	mfrd_log_field(l, "MFR_STORE_ERROR", "%s", mfrd_store_error(d->store));
-	mfrd_log_field(l, "MFR_STORE_LOCKED", "1");
-	mfrd_log_message(l, "the store %s is LOCKED by another program (%s; an sqlite3 shell in a transaction?): records are kept aside in %s%s until it is released, then merged into it; retried in 1 s, then up to every %llu s",
-			 d->store_path, mfrd_store_error(d->store),
-			 r.standin_error ? "memory" : d->standin_path,
-			 r.standin_error ? " (the stand-in file does not open)" : "",
-			 STORE_RETRY_LOCKED_MAX_USEC / 1000000);
-	mfrd_log_send(l);
-	mfrd_store_close(d->store);
-	d->store = s;
-	d->store_in_memory = true;
-	d->store_locked = true;
-	d->standin_lost = r.standin_error != NULL;
-	d->store_retry_usec = 0;
-	mfrd_store_recovery_free(&r);
-	schedule_store_retry(d);
-	mfrd_report_soon(d);
-	return true;
-}
-
-/*
- * An earlier run stopped while its store file could not be used (a
- * read-only directory fixed, then a restart): its stand-in, the store
- * incident in it, goes into the file now, so that the incident stays
- * until an operator acknowledges it.
- */
-static void take_leftover_standin(struct mfrd *d)
-{
-	struct mfrd_store_merged m;
-	char *err = NULL;
-	int ret;
-
-	ret = mfrd_store_take_leftover(d->standin_path, d->store_path,
-				       d->boot_id, &m, &err);
-	if (ret > 0)
-		log_standin_merged(d, &m, "an earlier run's stand-in");
-	if (ret < 0) {
-		mfrd_logf(LOG_ERR, MFRD_MSGID_STORE_ERROR,
-			  "the stand-in %s an earlier run left cannot be merged into the store %s (%s): kept for the next start",
-			  d->standin_path, d->store_path, err ?: "?");
-		d->store_errors++;
-	}
-	free(err);
-}
-
-/*
- * A store that does not open must not stop mfrd nor lose a record:
- * mfrd-store-recover.c decides what stands in for it.  Every case is
- * logged, kept as an incident until acknowledged, and exported; a file
- * left alone is retried with a backoff.
- */
 static int open_store(struct mfrd *d)
 {
-	struct mfrd_store_recovery r;
+	const struct mfrd_sup_ops ops = { .changed = store_changed, .arg = d };
 
-	/* systemd's StateDirectory= makes it; by hand, one level is ours. */
-	if (mkdir(d->cfg.state_dir, 0700) && errno != EEXIST)
-		mfrd_logf(LOG_ERR, NULL, "cannot create %s: %m",
-			  d->cfg.state_dir);
-	if (asprintf(&d->store_path, "%s/mfrd.db", d->cfg.state_dir) < 0)
-		abort();
-	d->standin_path = standin_path(d->store_path);
-	if (mfrd_store_open_or_recover(d->store_path, d->standin_path,
-				       d->boot_id, &d->store, &r)) {
-		mfrd_logf(LOG_ERR, NULL,
-			  "cannot open even a store in memory: %s",
-			  r.error ?: "out of memory");
-		mfrd_store_recovery_free(&r);
+	if (mfrd_sup_open(&d->sup, d->cfg.state_dir, d->boot_id, &ops))
 		return -1;
-	}
-	if (r.fault != MFRD_STORE_OK) {
-		d->store_errors++;
-		d->store_in_memory = r.in_memory;
-		d->store_locked = r.fault == MFRD_STORE_LOCKED;
-		d->standin_lost = r.standin_error != NULL;
-		remember_incident(d, &r);
-		log_store_recovery(d, &r);
-		add_incident(d);
-	}
-	mfrd_store_recovery_free(&r);
-	if (!d->store_in_memory)
-		take_leftover_standin(d);
-	count_earlier_pfns(d, false);
+	mfrd_count_earlier_pfns(d, false);
 	return 0;
 }
 
 /*
  * Before the store or anything else that can fail: the module gets the
- * rules as soon as mfrd has read them.  Connecting later pushes them
- * again (the same set: nothing changes for memfds).
+ * rules as soon as mfrd has read them, every one it takes.  Connecting
+ * later pushes them again (the same set: nothing changes for memfds).
  */
 static void push_rules_first(struct mfrd *d)
 {
 	if (mfr_genl_open(&d->req))
 		return;		/* not loaded: pushed when it comes */
-	d->rules_refused = mfrd_rules_push(d, &d->rules) != 0;
+	mfrd_rules_push(d, &d->rules, false);
 	mfr_genl_close(d->req);
 	d->req = NULL;
 }
@@ -958,10 +610,10 @@ static int setup_loop(struct mfrd *d)
 		ret = sd_event_add_signal(d->event, NULL, SIGTERM, on_stop, d);
 	if (ret >= 0)
 		ret = sd_event_add_signal(d->event, NULL, SIGINT, on_stop, d);
-	if (ret >= 0)
-		ret = sd_event_set_watchdog(d->event, d->cfg.watchdog);
-	if (ret >= 0)
+	if (ret >= 0) {
+		apply_watchdog(d);
 		ret = mfrd_report_start(d);
+	}
 	if (ret >= 0)
 		ret = mfrd_module_watch(d);
 	return ret < 0 ? ret : 0;
@@ -988,10 +640,34 @@ static char *cgroup_root(void)
 	return root;
 }
 
+/* A cgroup path no cgroup has yet: fine, but say so. */
+static void note_missing_cgroups(const struct mfrd_rules *rules,
+				 const char *root)
+{
+	struct stat st;
+	char *path;
+
+	for (size_t i = 0; i < rules->n; i++) {
+		const struct mfrd_rule *r = &rules->v[i];
+
+		if (!r->cgroup_path)
+			continue;
+		if (asprintf(&path, "%s%s", root, r->cgroup_path) < 0)
+			abort();
+		if (stat(path, &st))
+			printf("%s:%u: note: cgroup-path %s: no such cgroup yet (%s): mfr.ko matches it by name once it exists\n",
+			       r->file, r->cgroup_line ?: r->line,
+			       r->cgroup_path, path);
+		free(path);
+	}
+}
+
 /*
  * Every file is checked in one run: mfrd.conf, then every rules file,
- * and the host checks of every rule that parsed.  The result must reach
- * stdout: a failed write (a full disk, /dev/full) is a failure too.
+ * and the host checks of every rule that parsed.  A missing mfrd.conf
+ * (the defaults) is said, and no rule at all is an error: mfrd would opt
+ * no memfd in.  The result must reach stdout: a failed write (a full
+ * disk, /dev/full) is a failure too.
  */
 static int check_only(struct mfrd *d)
 {
@@ -999,6 +675,7 @@ static int check_only(struct mfrd *d)
 	struct mfrd_rules rules = { 0 };
 	struct mfrd_errors cerrs = { 0 }, rerrs = { 0 };
 	char *root = cgroup_root();
+	bool conf_missing = access(d->config_path, F_OK) && errno == ENOENT;
 	int ret = EXIT_SUCCESS;
 
 	if (mfrd_config_load(d->config_path, &cfg, &cerrs))
@@ -1008,9 +685,17 @@ static int check_only(struct mfrd *d)
 		ret = EXIT_FAILURE;
 	print_errors(&cerrs);
 	print_errors(&rerrs);
-	if (!ret)
-		printf("%s: ok; %s: %zu rule%s\n", d->config_path, d->rules_dir,
-		       rules.n, rules.n == 1 ? "" : "s");
+	if (!ret && !rules.n) {
+		fprintf(stderr, "%s: no rule: mfrd would opt no memfd in (only those created with MFD_MF_KEEP_UE_MAPPED, or set by mfrctl memfd set, keep poisoned pages mapped); see mfrd.conf(5), RULES\n",
+			d->rules_dir);
+		ret = EXIT_FAILURE;
+	}
+	if (!ret) {
+		note_missing_cgroups(&rules, root);
+		printf("%s: %s; %s: %zu rule%s\n", d->config_path,
+		       conf_missing ? "not found, the defaults apply" : "ok",
+		       d->rules_dir, rules.n, rules.n == 1 ? "" : "s");
+	}
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "mfrd --check: cannot write the result: %s\n",
 			strerror(errno));
@@ -1025,12 +710,14 @@ static int check_only(struct mfrd *d)
 }
 
 /*
- * At start, settings with errors.  Exiting would have systemd restart
- * mfrd every second, logging every error again; instead the errors are
- * logged once (again only when they change), the module keeps whatever
- * rules it has, and the files are read again every CONFIG_RETRY_SEC and
- * on SIGHUP ("systemctl reload mfrd"), the watchdog fed meanwhile.
- * Returns 0 once they load (into d), or 1 when told to stop.
+ * At start, mfrd.conf with errors (where the store is, is unknown).
+ * Exiting would have systemd restart mfrd every second, logging every
+ * error again; instead the errors are logged once (again only when they
+ * change), the module keeps whatever rules it has, and the file is read
+ * again every CONFIG_RETRY_SEC and on SIGHUP ("systemctl reload mfrd"),
+ * the watchdog fed meanwhile.  Errors in rules.d never come here: the
+ * rules that parse are pushed and the start goes on.  Returns 0 once it
+ * loads (into d), or 1 when told to stop.
  */
 static int wait_for_settings(struct mfrd *d, struct mfrd_errors *errs)
 {
@@ -1051,7 +738,7 @@ static int wait_for_settings(struct mfrd *d, struct mfrd_errors *errs)
 		now = join_errors(errs);
 		if (!last || strcmp(now, last))
 			log_config_errors(errs, LOG_ERR,
-					  "not starting until it is fixed: mfr.ko keeps the rules it has, no page of an earlier boot is offlined; the files are read again every " CONFIG_RETRY_TEXT " and on \"systemctl reload mfrd\"");
+					  "mfrd.conf has errors, not starting until it is fixed (where the store is, is not known): mfr.ko keeps the rules it has, no page of an earlier boot is offlined; the file is read again every " CONFIG_RETRY_TEXT " and on \"systemctl reload mfrd\"");
 		if (!last || strcmp(now, last) ||
 		    (!d->ready_sent && mfrd_monotonic_usec() >= ready_at)) {
 			/* Bounded like ready_timeout, which is unread yet. */
@@ -1073,7 +760,7 @@ static int wait_for_settings(struct mfrd *d, struct mfrd_errors *errs)
 			free(last);
 			return 1;
 		}
-		if (!load_settings(d, &d->cfg, &d->rules, errs))
+		if (!load_config(d, &d->cfg, errs))
 			break;
 		if (sig == SIGHUP) {
 			char *why = join_errors(errs);
@@ -1083,9 +770,9 @@ static int wait_for_settings(struct mfrd *d, struct mfrd_errors *errs)
 		}
 	}
 	if (sig == SIGHUP)
-		write_reload_result(true, "the configuration loads: mfrd starts");
+		write_reload_result(true, "mfrd.conf loads: mfrd starts");
 	mfrd_logf(LOG_NOTICE, MFRD_MSGID_CONFIG_REJECTED,
-		  "configuration fixed: starting");
+		  "mfrd.conf fixed: starting");
 	free(last);
 	return 0;
 }
@@ -1121,7 +808,7 @@ static long long read_reload_result(const char *path, bool *ok, char *why,
  */
 static int reload_client(const char *pid_arg)
 {
-	char *path = reload_result_path(), why[4096], *end;
+	char *path = mfrd_runtime_path("reload"), why[4096], *end;
 	long long sent, deadline;
 	bool ok = false;
 	long pid;
@@ -1231,37 +918,35 @@ static void cleanup(struct mfrd *d)
 {
 	mfrd_module_close(d);
 	mfrd_module_unwatch(d);
+	mfrd_reconcile_stop(d);
 	mfrd_report_stop(d);
-	mfrd_store_close(d->store);
+	mfrd_identify_stop(d);
+	mfrd_pending_reload_stop(d);
+	mfrd_offline_cancel(d);
+	/* Last: it may still merge a stand-in into the file. */
+	mfrd_sup_close(d->sup);
 	mfrd_config_free(&d->cfg);
 	mfrd_rules_free(&d->rules);
 	free(d->note);
-	free(d->store_moved_to);
-	free(d->store_path);
-	free(d->standin_path);
-	sd_event_source_unref(d->store_retry_src);
+	free(d->rules_errors);
 	sd_event_source_unref(d->ready_timer);
-	sd_event_source_unref(d->identify_src);
-	mfrd_pending_reload_stop(d);
-	mfrd_offline_cancel(d);
 	free(d->rules_refusal);
-	free(d->cgroup_root);
-	free(d->cgroup_ids);
+	free(d->refused);
 	free(d->pushed_ids);
 	free(d->failed_pfns);
 	free(d->dimm_changed_pfns);
-	mfrd_dimms_free(d->dimms);
 	sd_event_unref(d->event);
 }
 
 /*
  * The rest of the start, once boot offlining is done (it runs in slices
- * from the loop): connect, then READY=1 if protected, else the bound of
- * ready_timeout, counted from the start of the process.  A failure ends
- * the loop.
+ * from the loop): connect, then READY=1 once the module has the rules
+ * (every one it takes), else the bound of ready_timeout, counted from
+ * the start of the process.  A failure ends the loop.
  */
 static void start_after_offlining(struct mfrd *d)
 {
+	const char *standin = mfrd_sup_standin_path(d->sup);
 	int ret;
 
 	mfrd_module_try_connect(d);
@@ -1275,13 +960,13 @@ static void start_after_offlining(struct mfrd *d)
 		mfrd_log_message(l, "mfr.ko is not loaded: waiting for it");
 		mfrd_log_send(l);
 	}
-	if (!d->store_in_memory)
+	if (mfrd_sup_where(d->sup) == MFRD_SUP_FILE)
 		mfrd_logf(LOG_INFO, NULL, "started: %zu rules, state in %s",
 			  d->rules.n, d->cfg.state_dir);
 	else
 		mfrd_logf(LOG_INFO, NULL, "started: %zu rules, state in %s (the store file is not usable: records in %s)",
 			  d->rules.n, d->cfg.state_dir,
-			  d->standin_lost ? "memory only" : d->standin_path);
+			  standin ?: "memory only");
 	mfrd_report_soon(d);
 	mfrd_ready_if_protected(d);
 	if (d->ready_sent)
@@ -1303,6 +988,33 @@ static void start_after_offlining(struct mfrd *d)
 			  "not READY until the rules are in mfr.ko, however long that takes (ready_timeout = 0)");
 }
 
+/*
+ * rules.d at start: every rule that parses, in force; the errors logged
+ * (each FILE:LINE) and said in STATUS and the metrics until a reload
+ * loads every file.  Nothing else of the start waits for them: boot
+ * offlining least of all.
+ */
+static void load_rules_at_start(struct mfrd *d)
+{
+	struct mfrd_errors errs = { 0 };
+	char *why;
+
+	d->nrules_errors = mfrd_rules_load_dir_partial(d->rules_dir, &d->rules,
+						       &errs);
+	d->refused = calloc(d->rules.n + 1, sizeof(*d->refused));
+	if (!d->refused)
+		abort();
+	if (!d->nrules_errors)
+		return;
+	if (asprintf(&why, "the %zu rules that parse are in force; fix the files and run \"systemctl reload mfrd\"",
+		     d->rules.n) < 0)
+		abort();
+	log_config_errors(&errs, LOG_ERR, why);
+	free(why);
+	d->rules_errors = join_errors(&errs);
+	mfrd_errors_free(&errs);
+}
+
 int main(int argc, char **argv)
 {
 	struct mfrd d = {
@@ -1322,17 +1034,20 @@ int main(int argc, char **argv)
 	if (reload_opt)
 		return reload_client(optind < argc ? argv[optind] : NULL);
 
+	d.start_time = mfrd_now_usec() / 1e6;
 	mfrd_log_open();
-	if (load_settings(&d, &d.cfg, &d.rules, &errs) &&
-	    wait_for_settings(&d, &errs))
+	mfrd_memfd_cache_init(&d.memfds, MFRD_MEMFD_CACHE_ENTRIES,
+			      MFRD_MEMFD_CACHE_BYTES);
+	if (load_config(&d, &d.cfg, &errs) && wait_for_settings(&d, &errs))
 		return EXIT_SUCCESS;
 	apply_log_limits(&d.cfg);
-	d.cgroup_root = cgroup_root();
+	load_rules_at_start(&d);
 	push_rules_first(&d);
 	d.reload_ok_usec = mfrd_now_usec();
-	if (read_boot_id(&d)) {
-		mfrd_logf(LOG_ERR, NULL, "cannot read the boot id from %s",
-			  BOOT_ID_FILE);
+	ret = mfr_boot_id(d.boot_id);
+	if (ret) {
+		mfrd_logf(LOG_ERR, NULL, "cannot read the boot id: %s",
+			  strerror(-ret));
 		ret = EXIT_FAILURE;
 		goto out;
 	}
@@ -1341,7 +1056,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	mfrd_prune_events(&d);
-	load_dimms(&d);
+	mfrd_identify_load(&d);
 	ret = setup_loop(&d);
 	if (ret) {
 		mfrd_logf(LOG_ERR, NULL, "cannot set up the event loop: %s",
@@ -1349,8 +1064,7 @@ int main(int argc, char **argv)
 		ret = EXIT_FAILURE;
 		goto out;
 	}
-	if (d.store_in_memory)
-		schedule_store_retry(&d);
+	mfrd_sup_attach(d.sup, d.event);
 	/* Left by a restart between a reconcile and its identification. */
 	mfrd_identify_pages(&d);
 	d.started_usec = started;

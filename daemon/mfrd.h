@@ -4,16 +4,18 @@
  * rules in force, the store, and the connection to mfr.ko when it is
  * loaded.  Each concern lives in its own file:
  *
- *   mfrd.c          command line, start-up order, signals, reload
+ *   mfrd.c          command line, start-up order, signals, reload, READY
  *   mfrd-module.c   watching mfr.ko come and go, connecting to its family
- *   mfrd-rules.c    pushing the rules, all or nothing
- *   mfrd-cgroups.c  the cgroups behind rules' paths, recreated or not
+ *   mfrd-rules.c    pushing the rules: every one the module takes
  *   mfrd-sync.c     events and reconciling dumps into the store
+ *   mfrd-memfd-cache.c  the owners of memfds, bounded
  *   mfrd-generations.c  which events are new, when to re-dump
  *   mfrd-rule-ids.c  rules changed in the module behind mfrd's back
  *   mfrd-atomic-file.c  replacing a file atomically and durably
  *   mfrd-clock.c    the monotonic clock
+ *   mfrd-store-supervisor.c  the store's failures: stand-ins, retries
  *   mfrd-store-recover.c  a store that does not open: nothing lost
+ *   mfrd-identify.c  physical address and DIMM of recorded pages
  *   mfrd-offline.c  offlining the pfns of earlier boots, in slices
  *   mfrd-report.c   STATUS= and the metrics file
  *   mfrd-pending-reload.c  until READY=1, a changed file is reloaded
@@ -27,21 +29,12 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "mfr-boot-id.h"
 #include "mfr-genl.h"
 #include "mfrd-config.h"
 #include "mfrd-generations.h"
-#include "mfrd-store.h"
-
-/* What the module told about a memfd: owner data joined to its pages. */
-struct mfrd_memfd {
-	uint64_t inode;
-	char *name;
-	char *comm;
-	char *cgroup_path;
-	uint32_t pid;		/* 0: unknown */
-	bool has_cgroup_id;
-	uint64_t cgroup_id;
-};
+#include "mfrd-memfd-cache.h"
+#include "mfrd-store-supervisor.h"
 
 struct mfrd_offline_pass;
 
@@ -56,7 +49,13 @@ struct mfrd {
 	bool opt_no_offline;
 
 	struct mfrd_config cfg;		/* in force */
-	struct mfrd_rules rules;	/* in force (or to push when loaded) */
+	struct mfrd_rules rules;	/* configured (or to push when loaded) */
+	/*
+	 * A start with errors in rules.d: the rules that parsed are in
+	 * force, the errors said here until a reload loads every file.
+	 */
+	char *rules_errors;		/* one per line, NULL: none */
+	size_t nrules_errors;
 	char *note;			/* why a reload was refused, for STATUS */
 
 	/* Reload: where its outcome goes for "mfrd --reload" to read. */
@@ -70,6 +69,7 @@ struct mfrd {
 	bool ready_degraded;		/* ... by ready_timeout, unprotected */
 	sd_event_source *ready_timer;	/* ready_timeout after the start */
 	bool rules_retrying;		/* a retry: a known refusal is quiet */
+	bool watchdog_forced;		/* watchdog = no refused: systemd asked */
 	/* Until READY=1: mfrd.conf's directory and rules.d, watched. */
 	sd_event_source *pending_conf_src, *pending_rules_src;
 	sd_event_source *pending_settle_src;	/* ... a change settling */
@@ -77,32 +77,23 @@ struct mfrd {
 
 	/* Start: boot offlining, in slices, comes before connect and READY. */
 	int64_t started_usec;		/* CLOCK_MONOTONIC, for ready_timeout */
+	double start_time;		/* CLOCK_REALTIME seconds, for metrics */
 	bool offlining;			/* ... still running */
 	struct mfrd_offline_pass *offline_pass;	/* its state */
 
-	char boot_id[64];
-	struct mfrd_store *store;
-	char *store_path;		/* STATE_DIR/mfrd.db */
-	char *store_moved_to;		/* a damaged store was moved there */
-	char *standin_path;		/* the stand-in's file, in /run */
-	bool standin_lost;		/* ... did not open: in memory */
-	bool store_locked;		/* the file failed as locked */
-	bool store_in_memory;		/* the file is not usable (yet): a
-					   stand-in holds the records */
-	enum mfrd_store_fault store_fault;	/* why, if it failed at start */
-	char store_fault_error[256];
-	int64_t store_copied;		/* pages read from the failed file */
-	sd_event_source *store_retry_src;	/* next try at the file */
-	uint64_t store_retry_usec;	/* its backoff */
-	uint64_t store_errors;		/* failed store reads and writes */
+	char boot_id[MFR_BOOT_ID_MAX];
+	struct mfrd_store_sup *sup;	/* the store, or what stands in */
 	uint64_t events_pruned;		/* events log rows deleted by retention */
 	uint64_t events_lost;		/* overruns and generation gaps */
 	uint64_t redumps;		/* reconciling dumps */
-	char store_last_error[256];	/* logged once until it changes */
+	int64_t last_reconcile_usec;	/* CLOCK_MONOTONIC, for the bound */
+	sd_event_source *reconcile_src;	/* a coalesced reconcile, due */
+	const char *reconcile_why;	/* ... and why */
 	uint64_t earlier_boot_pfns;	/* in the store (forget changes it) */
 	bool earlier_boot_pfns_known;	/* ... read from the store file */
 	int64_t store_data_version;	/* when they were counted */
 	struct mfrd_dimms *dimms;	/* SMBIOS memory devices, or NULL */
+	struct mfrd_ras *ras;		/* rasdaemon's decoded errors, or NULL */
 	sd_event_source *identify_src;	/* identity of pages, in slices */
 	uint64_t identified, identify_slices;	/* ... this round, for the log */
 	unsigned int offline_dimm_changed;	/* earlier pfns on a changed DIMM */
@@ -120,9 +111,12 @@ struct mfrd {
 	struct mfr_genl *req;		/* requests and dumps */
 	struct mfr_genl *events;	/* the "events" group */
 	sd_event_source *events_src;
-	bool rules_refused;		/* the module refused the rules */
-	char *cgroup_root;		/* the cgroup v2 hierarchy's mount */
-	uint64_t *cgroup_ids;		/* rules' cgroups at their last push */
+	/*
+	 * Rules the module refused (of d->rules, by index): the others are
+	 * in force, these are pushed again every metrics_interval.
+	 */
+	bool *refused;
+	size_t nrefused;
 	uint32_t *pushed_ids;		/* ids mfr.ko gave the rules pushed */
 	size_t npushed_ids;
 	bool pushed_ids_known;
@@ -131,8 +125,7 @@ struct mfrd {
 
 	struct mfrd_gens gens;		/* the module's, as events tell */
 
-	struct mfrd_memfd *memfds;	/* cache, by inode */
-	size_t nmemfds, memfds_cap;
+	struct mfrd_memfd_cache memfds;	/* owners, by inode */
 
 	/* Reporting. */
 	sd_event_source *metrics_timer;	/* every metrics_interval */
@@ -145,38 +138,25 @@ struct mfrd {
 };
 
 /*
- * The store failed: end the loop with a failure, systemd restarts us and
- * the restart reconciles.
+ * Not even a store in memory takes a record: end the loop with a
+ * failure, systemd restarts us and the restart reconciles.
  */
 void mfrd_fail(struct mfrd *d);
 
 /* status-get on the request socket, cb gets the reply. */
 int mfrd_status_get(struct mfrd *d, mfr_genl_cb cb, void *arg);
 
-/*
- * Another program committed to the store since the last look (mfrctl
- * forget): count the pfns of earlier boots again, so that the metric is
- * not stale.  Called before each metrics write.
- */
-void mfrd_store_check_outside_change(struct mfrd *d);
-
-/* A store read or write failed: counted, exported, logged when new. */
-void mfrd_store_failed(struct mfrd *d, const char *what);
-
-/*
- * The store file's last write failed because another program holds its
- * lock: records go to a stand-in from now on (nothing waits, nothing is
- * dropped), and the file is retried on a timer; once free, the stand-in
- * is merged into it.  Returns true if the caller should write again (to
- * the stand-in), false if the failure was something else.
- */
-bool mfrd_store_put_aside(struct mfrd *d);
+/* The store in use (the file, or its stand-in). */
+struct mfrd_store *mfrd_store(struct mfrd *d);
 
 /*
  * Physical address and DIMM of the pages recorded without them: in
  * slices, from the event loop (scheduled here, done in later turns).
  */
 void mfrd_identify_pages(struct mfrd *d);
+void mfrd_identify_stop(struct mfrd *d);
+/* The SMBIOS table and the rasdaemon records, read at start. */
+void mfrd_identify_load(struct mfrd *d);
 
 /*
  * Long work that cannot leave the loop (one reconcile transaction) calls
@@ -190,12 +170,18 @@ void mfrd_watchdog_progress(struct mfrd *d);
 void mfrd_prune_events(struct mfrd *d);
 
 /*
+ * Whether the host is protected: the module loaded and every configured
+ * rule in it.  NULL, or why not.
+ */
+const char *mfrd_unprotected_reason(const struct mfrd *d);
+
+/*
  * Send READY=1 once protected (or as mfrd.conf allows, before); once
  * protected after a READY=1 without it, say so.
  */
 void mfrd_ready_if_protected(struct mfrd *d);
 
-/* The rules refused at connect or on a retry: push them again. */
+/* Rules refused at connect or on a retry: push the whole set again. */
 void mfrd_rules_retry(struct mfrd *d);
 
 /*
@@ -216,6 +202,15 @@ void mfrd_pending_reload_stop(struct mfrd *d);
 /* CLOCK_REALTIME microseconds, as the store keeps times. */
 int64_t mfrd_now_usec(void);
 
+/*
+ * Another program committed to the store since the last look (mfrctl
+ * forget): count the pfns of earlier boots again, so that the metric is
+ * not stale.  Called before each metrics write.
+ */
+void mfrd_store_check_outside_change(struct mfrd *d);
+/* Count the earlier boots' pfns in the store in use (forgotten: see offline). */
+void mfrd_count_earlier_pfns(struct mfrd *d, bool forgotten);
+
 /* The kernel's refusal as text: "strerror: extack (attribute x)". */
 char *mfrd_genl_error_text(struct mfr_genl *g, int err);
 
@@ -231,18 +226,14 @@ void mfrd_module_close(struct mfrd *d);
 
 /* mfrd-rules.c */
 /*
- * Replace the module's rules by rules in one rule-replace request, all
- * or nothing.  A refusal is logged with the FILE:LINE of the rule the
- * module blamed (and put in *d->reload_error while reloading).  0 or -1.
+ * Replace the module's rules by rules in one rule-replace request.  A
+ * refusal is logged with the FILE:LINE of the rule the module blamed
+ * (and put in *d->reload_error while reloading).  all: all or nothing (a
+ * reload: the previous set stays); else every rule the module takes is
+ * pushed, the refused ones left out (d->refused) and logged.  0 when
+ * pushed (every rule, or with all false every one it takes), or -1.
  */
-int mfrd_rules_push(struct mfrd *d, const struct mfrd_rules *rules);
-
-/*
- * On the tick: a rule's cgroup recreated (a VM's scope, a restarted
- * slice), removed or created since the last push makes mfrd push the
- * rules again, so the module resolves the path to the cgroup there now.
- */
-void mfrd_rules_check_cgroups(struct mfrd *d);
+int mfrd_rules_push(struct mfrd *d, const struct mfrd_rules *rules, bool all);
 
 /*
  * Before each metrics write: the rules mfr.ko holds against those mfrd
@@ -257,9 +248,15 @@ void mfrd_rules_check_outside(struct mfrd *d);
  * transaction.  Returns the number of pages added or changed, or -1.
  */
 int mfrd_reconcile(struct mfrd *d, const char *why);
+/*
+ * The same, at once if the last was long enough ago, else when it is:
+ * what a tenant can trigger (generation gaps from rate-limited events,
+ * overruns) is bounded in rate.
+ */
+void mfrd_reconcile_soon(struct mfrd *d, const char *why);
+void mfrd_reconcile_stop(struct mfrd *d);
 /* Read and record every pending event. */
 int mfrd_events_read(struct mfrd *d);
-void mfrd_memfds_clear(struct mfrd *d);
 
 /* mfrd-offline.c */
 /*

@@ -288,6 +288,11 @@ static char *string_text(const char *s, bool quote)
 	return out;
 }
 
+char *text_escaped(const char *s)
+{
+	return string_text(s, false);
+}
+
 char *attr_text(const struct mfr_attr_set *set, unsigned int attr,
 		const struct nlattr *nla, bool quote)
 {

@@ -46,6 +46,13 @@ int json_print(json_object *doc);
 char *attr_text(const struct mfr_attr_set *set, unsigned int attr,
 		const struct nlattr *nla, bool quote);
 
+/*
+ * Text someone else chose (a memfd's name, a command, a cgroup) as every
+ * listing and log line shows it: control characters and invalid UTF-8 as
+ * \xNN, the rest as is.  malloc()ed; NULL on ENOMEM.
+ */
+char *text_escaped(const char *s);
+
 struct column {
 	const char *title;	/* header; lower-cased, the name -o takes */
 	bool right;		/* right-align (numbers) */

@@ -65,6 +65,21 @@ static void mapped_at(uint32_t start_kb, uint32_t end_kb, uint16_t dev,
 	put("\0", 2);
 }
 
+/*
+ * Type 19, handle 0 (the array every type 20 here names): width devices
+ * form one row of its range; more than one is a channel-interleaved board.
+ */
+static void array(uint8_t width)
+{
+	uint8_t s[0x0f] = { 19, 0x0f, 0x00, 0x00 };
+	uint32_t end_kb = 0xffffff;
+
+	memcpy(s + 8, &end_kb, 4);
+	s[0x0e] = width;
+	put(s, sizeof(s));
+	put("\0", 2);
+}
+
 static void mapped(uint32_t start_kb, uint32_t end_kb, uint16_t dev)
 {
 	mapped_at(start_kb, end_kb, dev, 0, 0);
@@ -86,8 +101,26 @@ int main(void)
 
 	unit_init();
 
+	/*
+	 * A channel-interleaved board that fills type 20 with "not
+	 * interleaved" anyway: its array is two devices wide, so no address
+	 * is on one DIMM that can be named.
+	 */
+	len = 0;
+	array(2);
+	device(0x1100, 4096, "DIMM_A1", "BANK 0", "SN-A1", "PN-1");
+	device(0x1101, 4096, "DIMM_B1", "BANK 1", "SN-B1", "PN-1");
+	mapped(0, 4 * 1024 * 1024 - 1, 0x1100);
+	mapped(4 * 1024 * 1024, 8 * 1024 * 1024 - 1, 0x1101);
+	end();
+	m = mfrd_dimms_parse(table, len);
+	CHECK(m && mfrd_dimm_lookup(m, 0x12345000, &d) == -1,
+	      "0/0 in an array two devices wide (channel interleaving): unknown");
+	mfrd_dimms_free(m);
+
 	/* Two DIMMs, each mapped to 4 GiB. */
 	len = 0;
+	array(1);
 	device(0x1100, 4096, "DIMM_A1", "BANK 0", "SN-A1", "PN-1");
 	device(0x1101, 4096, "DIMM_B1", "BANK 1", "SN-B1", "PN-1");
 	mapped(0, 4 * 1024 * 1024 - 1, 0x1100);
@@ -109,6 +142,7 @@ int main(void)
 	 * 2.  No address can be put on one of them.
 	 */
 	len = 0;
+	array(1);
 	device(0x1100, 4096, "DIMM_A1", "BANK 0", "SN-A1", "PN-1");
 	device(0x1101, 4096, "DIMM_B1", "BANK 1", "SN-B1", "PN-1");
 	mapped_at(0, 8 * 1024 * 1024 - 1, 0x1100, 1, 1);
@@ -122,6 +156,7 @@ int main(void)
 	mfrd_dimms_free(m);
 	/* Overlapping ranges of two devices, interleave fields zero. */
 	len = 0;
+	array(1);
 	device(0x1100, 4096, "DIMM_A1", "BANK 0", "SN-A1", "PN-1");
 	device(0x1101, 4096, "DIMM_B1", "BANK 1", "SN-B1", "PN-1");
 	mapped(0, 8 * 1024 * 1024 - 1, 0x1100);
@@ -135,6 +170,7 @@ int main(void)
 	mfrd_dimms_free(m);
 	/* Interleave unknown (0xff): unknown. */
 	len = 0;
+	array(1);
 	device(0x1100, 4096, "DIMM_A1", "BANK 0", "SN-A1", "PN-1");
 	mapped_at(0, 4 * 1024 * 1024 - 1, 0x1100, 0xff, 0xff);
 	end();
@@ -145,6 +181,7 @@ int main(void)
 
 	/* No type 20: one populated device takes everything; two do not. */
 	len = 0;
+	array(1);
 	device(0x1100, 2048, "DIMM 0", "", "", "");
 	device(0x1101, 0, "DIMM 1", "", "", "");	/* empty slot */
 	end();
@@ -153,6 +190,7 @@ int main(void)
 	CHECK_STR(d.label, "DIMM 0", "everything is on it");
 	mfrd_dimms_free(m);
 	len = 0;
+	array(1);
 	device(0x1100, 2048, "DIMM 0", "", "", "");
 	device(0x1101, 2048, "DIMM 1", "", "", "");
 	end();
@@ -162,6 +200,7 @@ int main(void)
 
 	/* A truncated table: what parsed is used, nothing read past the end. */
 	len = 0;
+	array(1);
 	device(0x1100, 4096, "DIMM_A1", "BANK 0", "SN-A1", "PN-1");
 	mapped(0, 4 * 1024 * 1024 - 1, 0x1100);
 	m = mfrd_dimms_parse(table, len - 1);
@@ -174,6 +213,7 @@ int main(void)
 
 	/* From a file; a missing one says why. */
 	len = 0;
+	array(1);
 	device(0x1100, 4096, "DIMM_A1", "BANK 0", "SN-A1", "PN-1");
 	end();
 	unit_write(unit_path("DMI"), (const char *)table, (long)len);

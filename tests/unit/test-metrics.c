@@ -18,13 +18,31 @@
 	"# HELP mfrd_build_info Version of mfrd, as a label.\n"		\
 	"# TYPE mfrd_build_info gauge\n"					\
 	"mfrd_build_info{version=\"" version "\"} 1\n"			\
-	"# HELP mfrd_protected Whether the configured rules are in the module (1) or not (0).\n" \
+	"# HELP mfrd_start_time_seconds When this mfrd started (seconds since the epoch): its counters start from 0 then.\n" \
+	"# TYPE mfrd_start_time_seconds gauge\n"				\
+	"mfrd_start_time_seconds 0.000\n"				\
+	"# HELP mfrd_protected Whether the module is loaded and every configured rule is in it (1) or not (0).\n" \
 	"# TYPE mfrd_protected gauge\n"					\
 	"mfrd_protected " protected "\n"					\
+	"# HELP mfrd_rules_configured Rules of rules.d that parse: the ones mfrd puts in the module.\n" \
+	"# TYPE mfrd_rules_configured gauge\n"				\
+	"mfrd_rules_configured 0\n"					\
+	"# HELP mfrd_rules_refused Configured rules the module refused: not in force (the others are).\n" \
+	"# TYPE mfrd_rules_refused gauge\n"				\
+	"mfrd_rules_refused 0\n"						\
+	"# HELP mfrd_rules_file_errors Errors in rules.d at mfrd's start: the rules they are in are not in force until a reload loads every file.\n" \
+	"# TYPE mfrd_rules_file_errors gauge\n"				\
+	"mfrd_rules_file_errors 0\n"					\
+	"# HELP mfrd_memfd_cache_entries Memfd owners mfrd keeps for its records (bounded; the least recently used go first).\n" \
+	"# TYPE mfrd_memfd_cache_entries gauge\n"				\
+	"mfrd_memfd_cache_entries 0\n"					\
+	"# HELP mfrd_memfd_cache_bytes Memory those entries take, in bytes (bounded).\n" \
+	"# TYPE mfrd_memfd_cache_bytes gauge\n"				\
+	"mfrd_memfd_cache_bytes 0\n"					\
 	"# HELP mfrd_waiting_for_module Whether mfrd waits for the mfr module to be loaded.\n" \
 	"# TYPE mfrd_waiting_for_module gauge\n"				\
 	"mfrd_waiting_for_module " waiting "\n"				\
-	"# HELP mfrd_ready_unprotected Whether mfrd told systemd it is ready while its rules are not in the module (ready_timeout passed, ready_without_module, or the module went away): units ordered after mfrd run unprotected.\n" \
+	"# HELP mfrd_ready_unprotected Whether mfrd told systemd it is ready while the module is not loaded (ready_timeout passed, ready_without_module, or the module went away): units ordered after mfrd run unprotected.\n" \
 	"# TYPE mfrd_ready_unprotected gauge\n"				\
 	"mfrd_ready_unprotected " unprotected "\n"			\
 	"# HELP mfrd_rules_pushed_timestamp_seconds When the rules were last pushed to the module (0: never).\n" \
@@ -46,7 +64,7 @@
 	"# HELP mfrd_store_recovered Whether a store incident (a damaged store moved aside, a store mfrd could not use) awaits \"mfrctl store ack\", or the store file is not in use.\n" \
 	"# TYPE mfrd_store_recovered gauge\n"				\
 	"mfrd_store_recovered " recovered "\n"				\
-	"# HELP mfrd_store_in_memory Whether mfrd keeps its records in memory (the store file cannot be used now; retried).\n" \
+	"# HELP mfrd_store_in_memory Whether mfrd keeps its records in a stand-in, beside the store, in /run or in memory (the store file cannot be used now; retried, then merged).\n" \
 	"# TYPE mfrd_store_in_memory gauge\n"				\
 	"mfrd_store_in_memory " in_memory "\n"				\
 	"# HELP mfrd_store_locked Whether another program holds the store file's write lock: mfrd keeps its records aside, merges them once it is released.\n" \
@@ -57,7 +75,7 @@
 	"mfrd_metrics_write_timestamp_seconds " written "\n"
 
 #define RECORDED_TEXT(failed, n)					\
-	"# HELP mfr_offline_failed Pfns of earlier boots that boot offlining could not hard-offline (retried at mfrd's next start).\n" \
+	"# HELP mfr_offline_failed Pfns of earlier boots that boot offlining could not take offline, soft or hard (retried at mfrd's next start).\n" \
 	"# TYPE mfr_offline_failed gauge\n"				\
 	"mfr_offline_failed " failed "\n"					\
 	"# HELP mfr_poisoned_pages_recorded_total Poisoned pages mfrd recorded for the first time since it started (events and dumps; a restart or a reboot starts from 0).\n" \

@@ -111,9 +111,10 @@ static void check_left_alone(const char *what, const char *dir,
 			     const char *path, enum mfrd_store_fault want)
 {
 	struct mfrd_store_recovery r;
+	int used;
 	struct mfrd_store *s = NULL;
 
-	CHECK(mfrd_store_open_or_recover(path, NULL, BOOT_B, &s, &r) == 0,
+	CHECK(mfrd_store_open_or_recover(path, NULL, BOOT_B, &s, &used, &r) == 0,
 	      "%s: mfrd gets a store", what);
 	printf("#   %s\n", r.error ? r.error : "(no error)");
 	CHECK(r.fault == want, "%s: fault '%s' (got '%s')", what,
@@ -239,22 +240,7 @@ static void test_full(void)
 	      (long long)size);
 }
 
-/* Root writes anywhere: the directory is read-only to us without these. */
-static void dac_override(bool on)
-{
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct c[2];
-	unsigned int bits = 1u << CAP_DAC_OVERRIDE | 1u << CAP_DAC_READ_SEARCH;
-
-	if (syscall(SYS_capget, &h, c))
-		return;
-	if (on)
-		c[0].effective |= bits & c[0].permitted;
-	else
-		c[0].effective &= ~bits;
-	syscall(SYS_capset, &h, c);
-}
-
+/* Root writes anywhere: the directory is read-only to us only without DAC override. */
 static void test_read_only_dir(void)
 {
 	const char *dir = unit_path("ro");
@@ -266,14 +252,14 @@ static void test_read_only_dir(void)
 	snprintf(probe, sizeof(probe), "%s/probe", dir);
 	make_store(path);
 	chmod(dir, 0500);
-	dac_override(false);
+	unit_dac_override(false);
 	f = fopen(probe, "w");
 	CHECK(!f, "read-only directory: files cannot be created in it");
 	if (f)
 		fclose(f);
 	check_left_alone("read-only directory", dir, path,
 			 MFRD_STORE_UNAVAILABLE);
-	dac_override(true);
+	unit_dac_override(true);
 	chmod(dir, 0700);
 }
 
@@ -285,6 +271,7 @@ static void test_read_only_dir(void)
 static void test_standin_outlives_restart(void)
 {
 	struct mfrd_store_recovery r;
+	int used;
 	struct mfrd_store_merged m;
 	struct mfrd_store *s = NULL;
 	struct mfrd_page p = { .pfn = 0x7777 };
@@ -297,10 +284,12 @@ static void test_standin_outlives_restart(void)
 	mkdir(sdir, 0700);
 	snprintf(path, sizeof(path), "%s/mfrd.db", dir);
 	snprintf(standin, sizeof(standin), "%s/standin.db", sdir);
+	const char *standins[] = { standin, NULL };
 	make_store(path);
 	chmod(dir, 0500);
-	dac_override(false);
-	CHECK(mfrd_store_open_or_recover(path, standin, BOOT_B, &s, &r) == 0 &&
+	unit_dac_override(false);
+	CHECK(mfrd_store_open_or_recover(path, standins, BOOT_B, &s, &used,
+					 &r) == 0 && used == 0 &&
 	      r.in_memory && !r.standin_error && !access(standin, F_OK),
 	      "read-only directory: the stand-in is a file (%s)",
 	      r.standin_error ? r.standin_error : "ok");
@@ -310,7 +299,7 @@ static void test_standin_outlives_restart(void)
 	      "read-only directory: the incident and a page into the stand-in");
 	mfrd_store_recovery_free(&r);
 	mfrd_store_close(s);
-	dac_override(true);
+	unit_dac_override(true);
 	chmod(dir, 0700);
 	CHECK(sql_int(path, "SELECT count(*) FROM store_incidents") == 0,
 	      "the store file itself got nothing while read-only");
@@ -343,6 +332,7 @@ static void test_damaged(void)
 {
 	const char *dir = unit_path("damaged");
 	struct mfrd_store_recovery r;
+	int used;
 	struct mfrd_store *s = NULL;
 	long long page_size, root;
 	char path[4096], junk[65536];
@@ -361,7 +351,7 @@ static void test_damaged(void)
 		printf("not ok - cannot damage %s\n", path);
 		exit(1);
 	}
-	CHECK(mfrd_store_open_or_recover(path, NULL, BOOT_B, &s, &r) == 0,
+	CHECK(mfrd_store_open_or_recover(path, NULL, BOOT_B, &s, &used, &r) == 0,
 	      "damaged store: mfrd gets a store");
 	printf("#   %s\n", r.error ? r.error : "(no error)");
 	CHECK(r.fault == MFRD_STORE_CORRUPT, "damaged store: fault 'corrupt'");
@@ -381,7 +371,7 @@ static void test_damaged(void)
 	unit_write(path, "not a database, and more than a header of it: "
 		   "................................................................"
 		   "................................................................\n", -1);
-	CHECK(mfrd_store_open_or_recover(path, NULL, BOOT_B, &s, &r) == 0 &&
+	CHECK(mfrd_store_open_or_recover(path, NULL, BOOT_B, &s, &used, &r) == 0 &&
 	      r.fault == MFRD_STORE_CORRUPT && !r.in_memory && r.copied == -1,
 	      "not a database: moved aside, a fresh store, nothing readable (-1: unknown)");
 	mfrd_store_recovery_free(&r);
