@@ -17,6 +17,7 @@
 #include <sqlite3.h>
 #include <systemd/sd-journal.h>
 
+#include "mfr-boot-id.h"
 #include "mfr-time.h"
 #include "mfrctl.h"
 #include "mfrd-log.h"
@@ -88,8 +89,9 @@ static char *cell_text(sqlite3_stmt *st, int i, enum kind k)
 		iso_time(sqlite3_column_int64(st, i), buf, sizeof(buf));
 		return strdup(buf);
 	case K_NUMBER:
-	case K_TEXT:
 		break;
+	case K_TEXT:
+		return table_cell((const char *)sqlite3_column_text(st, i));
 	}
 	return strdup((const char *)sqlite3_column_text(st, i));
 }
@@ -116,10 +118,17 @@ static json_object *cell_json(sqlite3_stmt *st, int i, enum kind k,
 	return json_text((const char *)sqlite3_column_text(st, i));
 }
 
+/*
+ * The store, read-only or for writing.  Read-only, a WAL store in a
+ * directory mfrctl cannot write (a read-only /var, the -shm file gone
+ * with a clean stop) does not open through SQLite's locks: then the
+ * file alone, immutable, as mfrd reads it in that case.
+ */
 static int open_db(struct mfrctl *ctl, bool write, sqlite3 **db)
 {
 	int flags = write ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
 	const char *path = ctl->db_path ?: MFRCTL_DB_PATH;
+	int rc;
 
 	/* a missing file is not created: it is not mfrd's store then */
 	if (access(path, write ? R_OK | W_OK : R_OK)) {
@@ -128,7 +137,14 @@ static int open_db(struct mfrctl *ctl, bool write, sqlite3 **db)
 		return errno == EACCES || errno == EPERM ? EXIT_DENIED :
 		       EXIT_FAILED;
 	}
-	if (sqlite3_open_v2(path, db, flags, NULL) != SQLITE_OK) {
+	rc = sqlite3_open_v2(path, db, flags, NULL);
+	if (rc == SQLITE_OK && !write &&
+	    sqlite3_exec(*db, "SELECT count(*) FROM sqlite_schema", NULL, NULL,
+			 NULL) != SQLITE_OK) {
+		sqlite3_close(*db);
+		rc = mfrd_store_open_readonly(path, true, db);
+	}
+	if (rc != SQLITE_OK) {
 		fprintf(stderr, "mfrctl: %s: %s: %s\n", ctl->what, path,
 			*db ? sqlite3_errmsg(*db) : "out of memory");
 		sqlite3_close(*db);
@@ -197,7 +213,8 @@ static int store_fail(struct mfrctl *ctl, sqlite3 *db, const char *doing)
 static int print_rows(struct mfrctl *ctl, sqlite3 *db, sqlite3_stmt *st,
 		      const struct column *cols, size_t ncols,
 		      const enum kind *kinds, const char *const *keys,
-		      size_t nkeys, const char *columns, json_object **json_out)
+		      size_t nkeys, const char *columns, json_object **json_out,
+		      size_t *rows)
 {
 	struct libscols_table *tb = NULL;
 	size_t shown[ncols], nshown = ncols, i, bad_len;
@@ -216,17 +233,12 @@ static int print_rows(struct mfrctl *ctl, sqlite3 *db, sqlite3_stmt *st,
 		if (n < 0)
 			return -EINVAL;
 		nshown = (size_t)n;
-		tb = scols_new_table();
-		if (!tb || scols_table_enable_raw(tb, output_opts.raw) ||
-		    scols_table_enable_noheadings(tb, output_opts.noheadings))
+		tb = table_new(cols, shown, nshown);
+		if (!tb)
 			goto nomem;
-		for (i = 0; i < nshown; i++)
-			if (!scols_table_new_column(tb, cols[shown[i]].title, 0,
-						    cols[shown[i]].right ?
-						    SCOLS_FL_RIGHT : 0))
-				goto nomem;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		++*rows;
 		if (arr) {
 			obj = json_object_new_object();
 			if (!obj || json_append(arr, obj))
@@ -275,7 +287,7 @@ static int print_rows(struct mfrctl *ctl, sqlite3 *db, sqlite3_stmt *st,
 		json_object_put(arr);
 		return rc ? EXIT_FAILED : EXIT_OK;
 	} else {
-		scols_print_table(tb);
+		table_print(tb, cols, shown, nshown);
 		scols_unref_table(tb);
 	}
 	return EXIT_OK;
@@ -309,8 +321,7 @@ static char *filter_where(const struct mfrctl *ctl)
 		sep = " AND ";
 	}
 	if (ctl->forget_boot) {
-		fprintf(f, "%slower(replace(boot_id, '-', ''))"
-			" = lower(replace(:boot, '-', ''))", sep);
+		fprintf(f, "%sboot_id = :boot", sep);
 		sep = " AND ";
 	}
 	if (ctl->forget_dimm) {
@@ -346,7 +357,12 @@ static void filter_bind(const struct mfrctl *ctl, sqlite3_stmt *st)
 			len--;
 		bind_text_named(st, ":cgroup", ctl->cgroup_path, (int)len);
 	}
-	bind_text_named(st, ":boot", ctl->forget_boot, -1);
+	if (ctl->forget_boot) {
+		char id[MFR_BOOT_ID_MAX];
+
+		bind_text_named(st, ":boot",
+				mfr_boot_id_normal(ctl->forget_boot, id), -1);
+	}
 	bind_text_named(st, ":dimm", ctl->forget_dimm, -1);
 	i = sqlite3_bind_parameter_index(st, ":since");
 	if (i)
@@ -371,9 +387,31 @@ static int prepare_filtered(const struct mfrctl *ctl, sqlite3 *db,
 	return rc;
 }
 
+/* Filters that can leave nothing: history and summary say so. */
+#define FILTERS	(OPT_NAME | OPT_CGROUP | OPT_BOOT | OPT_DIMM | OPT_SINCE)
+
+/*
+ * Filters given and no record matched: said on stderr, exit 1, so that a
+ * name pasted wrongly is not taken for "no error on that VM".
+ */
+static int nothing_matched(const struct mfrctl *ctl, size_t rows, int ret)
+{
+	if (ret || rows || !(ctl->given & FILTERS))
+		return ret;
+	fprintf(stderr, "mfrctl: %s: no record matches the filters:%s%s%s%s%s%s%s%s%s\n",
+		ctl->what, ctl->name_glob ? " --name " : "",
+		ctl->name_glob ?: "", ctl->cgroup_path ? " --cgroup " : "",
+		ctl->cgroup_path ?: "", ctl->forget_boot ? " --boot " : "",
+		ctl->forget_boot ?: "", ctl->forget_dimm ? " --dimm " : "",
+		ctl->forget_dimm ?: "",
+		ctl->given & OPT_SINCE ? " --since ..." : "");
+	return EXIT_FAILED;
+}
+
 int history_run(struct mfrctl *ctl)
 {
 	sqlite3_stmt *st;
+	size_t rows = 0;
 	sqlite3 *db;
 	int ret;
 
@@ -388,14 +426,14 @@ int history_run(struct mfrctl *ctl)
 	}
 	ret = print_rows(ctl, db, st, history_cols, history_ncols,
 			 history_kinds, history_keys, ARRAY_SIZE(history_keys),
-			 output_opts.columns, NULL);
+			 output_opts.columns, NULL, &rows);
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	if (ret < 0) {
 		fprintf(stderr, "mfrctl: %s: %s\n", ctl->what, strerror(-ret));
 		return EXIT_FAILED;
 	}
-	return ret;
+	return nothing_matched(ctl, rows, ret);
 }
 
 /* summary: one section per grouping. */
@@ -434,39 +472,47 @@ static const struct column boot_cols[] = {
 static const enum kind boot_kinds[] = { K_TEXT, K_TEXT, K_NUMBER, K_TIME,
 					K_TIME };
 
+/* One JSON vocabulary: the key history -j and poison list -j use. */
+static const char *const consumed_key[] = { [4] = "times_consumed" };
+
 static const struct {
 	const char *title, *key, *select, *tail;
 	const struct column *cols;
 	size_t ncols;
 	const enum kind *kinds;
+	const char *const *keys;
+	size_t nkeys;
 } sections[] = {
 	{ "Poisoned pages by DIMM", "by_dimm",
 	  "SELECT dimm, count(DISTINCT pfn), count(DISTINCT boot_id),"
 	  " min(first_seen_usec), max(last_update_usec) FROM poisoned_pages",
 	  " GROUP BY dimm ORDER BY count(DISTINCT pfn) DESC, dimm",
-	  dimm_cols, ARRAY_SIZE(dimm_cols), dimm_kinds },
+	  dimm_cols, ARRAY_SIZE(dimm_cols), dimm_kinds, NULL, 0 },
 	{ "Poisoned pages by memfd owner", "by_owner",
 	  "SELECT comm, memfd_name, count(*), sum(times_consumed)"
 	  " FROM poisoned_pages", " GROUP BY comm, memfd_name"
 	  " ORDER BY count(*) DESC, comm, memfd_name",
-	  owner_cols, ARRAY_SIZE(owner_cols), owner_kinds },
+	  owner_cols, ARRAY_SIZE(owner_cols), owner_kinds,
+	  consumed_key, ARRAY_SIZE(consumed_key) },
 	/* VMs of one VMM share comm and memfd name, not their cgroup. */
 	{ "Poisoned pages by cgroup (one per VM under libvirt or systemd)",
 	  "by_cgroup",
 	  "SELECT cgroup_path, comm, count(*), sum(times_consumed),"
 	  " max(last_update_usec) FROM poisoned_pages",
 	  " GROUP BY cgroup_path, comm ORDER BY count(*) DESC, cgroup_path, comm",
-	  cgroup_cols, ARRAY_SIZE(cgroup_cols), cgroup_kinds },
+	  cgroup_cols, ARRAY_SIZE(cgroup_cols), cgroup_kinds,
+	  consumed_key, ARRAY_SIZE(consumed_key) },
 	{ "Poisoned pages by boot", "by_boot",
 	  "SELECT boot_id, count(*), min(first_seen_usec), max(last_update_usec)"
 	  " FROM poisoned_pages", " GROUP BY boot_id ORDER BY min(first_seen_usec)",
-	  boot_cols, ARRAY_SIZE(boot_cols), boot_kinds },
+	  boot_cols, ARRAY_SIZE(boot_cols), boot_kinds, NULL, 0 },
 };
 
 int summary_run(struct mfrctl *ctl)
 {
 	json_object *doc = NULL, *arr;
 	sqlite3_stmt *st;
+	size_t rows = 0;
 	sqlite3 *db;
 	int ret;
 
@@ -485,8 +531,9 @@ int summary_run(struct mfrctl *ctl)
 			printf("%s%s:\n", i ? "\n" : "", sections[i].title);
 		arr = NULL;
 		ret = print_rows(ctl, db, st, sections[i].cols, sections[i].ncols,
-				 sections[i].kinds, NULL, 0, NULL,
-				 doc ? &arr : NULL);
+				 sections[i].kinds, sections[i].keys,
+				 sections[i].nkeys, NULL, doc ? &arr : NULL,
+				 &rows);
 		sqlite3_finalize(st);
 		if (!ret && doc)
 			ret = json_add(doc, sections[i].key, arr);
@@ -499,7 +546,7 @@ int summary_run(struct mfrctl *ctl)
 		fprintf(stderr, "mfrctl: %s: %s\n", ctl->what, strerror(-ret));
 		return EXIT_FAILED;
 	}
-	return ret;
+	return nothing_matched(ctl, rows, ret);
 }
 
 /*
@@ -553,9 +600,8 @@ int forget_parse(struct mfrctl *ctl, char **args)
  */
 static char *forget_where(const struct mfrctl *ctl, bool this_boot)
 {
-	const char *what = ctl->forget_boot ?
-		"lower(replace(boot_id, '-', '')) = lower(replace(?1, '-', ''))" :
-		ctl->forget_dimm ? "dimm = ?1" : "pfn = ?1";
+	const char *what = ctl->forget_boot ? "boot_id = ?1" :
+			   ctl->forget_dimm ? "dimm = ?1" : "pfn = ?1";
 	char *sql;
 
 	if (asprintf(&sql, " FROM poisoned_pages WHERE %s AND boot_id %s ?2",
@@ -567,26 +613,16 @@ static char *forget_where(const struct mfrctl *ctl, bool this_boot)
 static void forget_bind(const struct mfrctl *ctl, sqlite3_stmt *st,
 			const char *boot_id)
 {
-	if (ctl->forget_boot || ctl->forget_dimm)
-		sqlite3_bind_text(st, 1, ctl->forget_boot ?: ctl->forget_dimm,
-				  -1, SQLITE_STATIC);
+	char id[MFR_BOOT_ID_MAX];
+
+	if (ctl->forget_boot)
+		sqlite3_bind_text(st, 1, mfr_boot_id_normal(ctl->forget_boot, id),
+				  -1, SQLITE_TRANSIENT);
+	else if (ctl->forget_dimm)
+		sqlite3_bind_text(st, 1, ctl->forget_dimm, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_int64(st, 1, (sqlite3_int64)ctl->forget_pfn);
 	sqlite3_bind_text(st, 2, boot_id, -1, SQLITE_STATIC);
-}
-
-/* The running kernel's boot id, as mfrd records it; -1 if unreadable. */
-static int current_boot_id(char *buf, size_t size)
-{
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-	bool ok;
-
-	if (!f)
-		return -1;
-	ok = fgets(buf, (int)size, f) != NULL;
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	return ok && buf[0] ? 0 : -1;
 }
 
 /* "pfn 0x1a2b", "boot ID", "DIMM 'LABEL'" */
@@ -673,16 +709,17 @@ static void log_forget(const struct mfrctl *ctl, const char *what, int n)
 int forget_run(struct mfrctl *ctl)
 {
 	bool dry = ctl->given & OPT_DRY_RUN;
-	char what[512], boot_id[64], *sql, *where;
+	char what[512], boot_id[MFR_BOOT_ID_MAX], *sql, *where;
 	int ret, n, counts[3], kept[3];
 	sqlite3_stmt *st;
 	json_object *doc;
 	sqlite3 *db;
 
 	forget_what(ctl, what, sizeof(what));
-	if (current_boot_id(boot_id, sizeof(boot_id))) {
-		fprintf(stderr, "mfrctl: forget: cannot read the boot id (/proc/sys/kernel/random/boot_id): %s; nothing forgotten\n",
-			strerror(errno));
+	ret = mfr_boot_id(boot_id);
+	if (ret) {
+		fprintf(stderr, "mfrctl: forget: cannot read the boot id: %s; nothing forgotten\n",
+			strerror(-ret));
 		return EXIT_FAILED;
 	}
 	ret = open_db(ctl, !dry, &db);

@@ -266,8 +266,8 @@ static void absorb_leftovers(struct mfrd_store_sup *sup)
 static void take_leftovers(struct mfrd_store_sup *sup)
 {
 	struct mfrd_store_merged m;
+	char *err = NULL, *open_err = NULL;
 	struct mfrd_store *s;
-	char *err = NULL;
 	int ret;
 
 	for (int i = 0; sup->standins[i]; i++) {
@@ -275,30 +275,30 @@ static void take_leftovers(struct mfrd_store_sup *sup)
 					       sup->boot_id, &m, &err);
 		if (ret > 0)
 			log_merged(sup, &m, "an earlier run's stand-in");
-		if (ret >= 0) {
-			free(err);
-			err = NULL;
-			continue;
+		if (ret < 0) {
+			sup->errors++;
+			if (!mfrd_store_open(sup->standins[i], sup->boot_id, &s,
+					     &open_err, NULL)) {
+				mfrd_store_close(sup->store);
+				sup->store = s;
+				sup->where = where_of(i);
+			}
+			mfrd_logf(LOG_CRIT, MFRD_MSGID_STORE_ERROR,
+				  "the stand-in %s an earlier run left cannot be merged into the store %s (%s): %s%s, its records and store incident kept; the merge is retried until it succeeds",
+				  sup->standins[i], sup->path, err ?: "?",
+				  sup->where == MFRD_SUP_FILE ?
+				  "it does not open either, kept for a later start: " :
+				  "mfrd runs on it meanwhile",
+				  open_err ?: "");
+			free(open_err);
+			open_err = NULL;
 		}
-		sup->errors++;
-		if (mfrd_store_open(sup->standins[i], sup->boot_id, &s, &err,
-				    NULL) == 0) {
-			mfrd_store_close(sup->store);
-			sup->store = s;
-			sup->where = where_of(i);
-		}
-		mfrd_logf(LOG_CRIT, MFRD_MSGID_STORE_ERROR,
-			  "the stand-in %s an earlier run left cannot be merged into the store %s (%s): %s, its records and store incident kept; the merge is retried until it succeeds",
-			  sup->standins[i], sup->path, err ?: "?",
-			  sup->where == MFRD_SUP_FILE ?
-			  "it does not open either: kept for a later start" :
-			  "mfrd runs on it meanwhile");
 		free(err);
+		err = NULL;
 		if (sup->where != MFRD_SUP_FILE) {
 			absorb_leftovers(sup);
 			return;
 		}
-		err = NULL;
 	}
 }
 

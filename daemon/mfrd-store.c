@@ -740,8 +740,7 @@ int mfrd_store_earlier(struct mfrd_store *s, struct mfrd_earlier **vp,
 	return rc == SQLITE_DONE ? 0 : fail(s, "earlier pfns");
 }
 
-/* A read-only handle on path; immutable: no locks, no WAL, no -shm. */
-static int open_readonly(const char *path, bool immutable, sqlite3 **db)
+int mfrd_store_open_readonly(const char *path, bool immutable, sqlite3 **db)
 {
 	char *uri;
 	int rc;
@@ -829,7 +828,7 @@ static int64_t copy_from(struct mfrd_store *s, sqlite3_stmt *ins,
 	sqlite3 *db = NULL;
 
 	*read_any = false;
-	if (open_readonly(path, immutable, &db) != SQLITE_OK) {
+	if (mfrd_store_open_readonly(path, immutable, &db) != SQLITE_OK) {
 		sqlite3_close(db);
 		return 0;
 	}
@@ -939,6 +938,11 @@ static const char *const merge_sql[] = {
 	" dimm = coalesce(excluded.dimm, dimm),"
 	" dimm_id = coalesce(excluded.dimm_id, dimm_id)"
 	" WHERE excluded.last_update_usec > last_update_usec",
+	/* The memory identity, written where it is missing, moves no time. */
+	"UPDATE %1$s.poisoned_pages AS t SET phys_addr = f.phys_addr,"
+	" dimm = f.dimm, dimm_id = f.dimm_id FROM %2$s.poisoned_pages AS f"
+	" WHERE t.boot_id = f.boot_id AND t.pfn = f.pfn"
+	" AND t.phys_addr IS NULL AND f.phys_addr IS NOT NULL",
 	"INSERT INTO %1$s.events (time_usec, boot_id, kind, pfn, head_pfn,"
 	" inode, generation, detail) SELECT time_usec, boot_id, kind, pfn,"
 	" head_pfn, inode, generation, detail FROM %2$s.events ORDER BY id",
@@ -952,7 +956,9 @@ static const char *const merge_sql[] = {
 static int merge(struct mfrd_store *s, const char *path, bool into,
 		 struct mfrd_store_merged *m)
 {
-	int64_t *counts[] = { &m->pages, &m->events, &m->incidents };
+	int64_t identified;
+	int64_t *counts[] = { &m->pages, &identified, &m->events,
+			      &m->incidents };
 	sqlite3_stmt *st;
 	char *sql;
 	int ret = -1;

@@ -231,6 +231,16 @@ int mfrd_store_add_incident(struct mfrd_store *s, int64_t time_usec,
 /* The unacknowledged incidents, or -1. */
 int64_t mfrd_store_unacked_incidents(struct mfrd_store *s);
 
+/*
+ * A plain read-only SQLite handle on the store at path, for readers
+ * (mfrctl too); immutable: the file alone, no locks, no WAL, no -shm,
+ * for a store that cannot be opened otherwise (a read-only directory
+ * without its -shm).  An SQLite code; close *db with sqlite3_close().
+ */
+struct sqlite3;
+int mfrd_store_open_readonly(const char *path, bool immutable,
+			     struct sqlite3 **db);
+
 /* What mfrd_store_merge_into() wrote. */
 struct mfrd_store_merged {
 	int64_t pages, events, incidents;

@@ -565,6 +565,9 @@ static void store_changed(void *arg, bool back_on_file)
 	mfrd_count_earlier_pfns(d, false);
 	if (back_on_file && d->connected)
 		d->need_reconcile = true;
+	/* Identity written in a stand-in the file did not have yet. */
+	if (back_on_file)
+		mfrd_identify_pages(d);
 	mfrd_report_soon(d);
 }
 

@@ -251,13 +251,26 @@ static bool needs_quotes(const char *s)
 	return !*s || strpbrk(s, " \t\"\\=") != NULL;
 }
 
-static char *string_text(const char *s, bool quote)
+/*
+ * The one way mfrctl shows text it did not write (memfd names, commands,
+ * cgroups, DIMM labels): control characters, C1 controls and invalid
+ * UTF-8 as \xNN, in every table and line alike; a backslash as is in
+ * tables for people, so that systemd's own escapes
+ * ("machine-qemu\x2d1\x2dvm1.scope") read, and paste, as systemd shows
+ * them.  ESC_QUOTE (key=value lines) puts text with blanks, '"', '\\' or
+ * '=' in double quotes.  -r tables are libsmartcols' raw output, which
+ * writes blanks and backslashes as \xNN too, so that every \xNN there
+ * is one byte for scripts to decode.
+ */
+enum escape { ESC_TEXT, ESC_QUOTE };
+
+static char *string_text(const char *s, enum escape how)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	bool quote = how == ESC_QUOTE && needs_quotes(s);
 	size_t n = 0, len;
 	char *out;
 
-	quote = quote && needs_quotes(s);
 	/* "\xNN" is the longest form of a byte; two quotes and a NUL */
 	out = malloc(4 * strlen(s) + 3);
 	if (!out)
@@ -290,7 +303,48 @@ static char *string_text(const char *s, bool quote)
 
 char *text_escaped(const char *s)
 {
-	return string_text(s, false);
+	return string_text(s, ESC_TEXT);
+}
+
+char *table_cell(const char *s)
+{
+	/* Raw tables: libsmartcols escapes, and its rule covers ours. */
+	return output_opts.raw ? strdup(s) : string_text(s, ESC_TEXT);
+}
+
+struct libscols_table *table_new(const struct column *cols,
+				 const size_t *shown, size_t nshown)
+{
+	struct libscols_table *tb = scols_new_table();
+
+	/* Cells come escaped (table_cell()): libsmartcols adds nothing. */
+	if (!tb || scols_table_enable_raw(tb, output_opts.raw) ||
+	    scols_table_enable_noheadings(tb, output_opts.noheadings) ||
+	    scols_table_enable_noencoding(tb, 1))
+		goto nomem;
+	for (size_t i = 0; i < nshown; i++)
+		if (!scols_table_new_column(tb, cols[shown[i]].title, 0,
+					    cols[shown[i]].right ?
+					    SCOLS_FL_RIGHT : 0))
+			goto nomem;
+	return tb;
+nomem:
+	scols_unref_table(tb);
+	return NULL;
+}
+
+int table_print(struct libscols_table *tb, const struct column *cols,
+		const size_t *shown, size_t nshown)
+{
+	/* libsmartcols prints nothing for no line: the titles all the same. */
+	if (!scols_table_get_nlines(tb)) {
+		for (size_t i = 0; !output_opts.noheadings && i < nshown; i++)
+			printf("%s%s", i ? " " : "", cols[shown[i]].title);
+		if (!output_opts.noheadings && nshown)
+			putchar('\n');
+		return 0;
+	}
+	return scols_print_table(tb);
 }
 
 char *attr_text(const struct mfr_attr_set *set, unsigned int attr,
@@ -302,7 +356,8 @@ char *attr_text(const struct mfr_attr_set *set, unsigned int attr,
 	char *s;
 
 	if (a->type == MFR_ATTR_STRING)
-		return string_text(nla_get_string(nla), quote);
+		return string_text(nla_get_string(nla),
+				   quote ? ESC_QUOTE : ESC_TEXT);
 	v = mfr_genl_get_uint(nla);
 	if (a->values && (name = mfr_enum_name(a->values, v)))
 		return strdup(name);
@@ -373,7 +428,7 @@ int listing_init(struct listing *l, const struct column *cols, size_t ncols,
 		 bool json, bool single)
 {
 	const char *bad;
-	size_t i, bad_len;
+	size_t bad_len;
 	int n;
 
 	*l = (struct listing) {
@@ -391,25 +446,15 @@ int listing_init(struct listing *l, const struct column *cols, size_t ncols,
 		return 0;
 	}
 	l->shown = calloc(ncols, sizeof(*l->shown));
-	l->table = scols_new_table();
-	if (!l->shown || !l->table)
+	if (!l->shown)
 		return -ENOMEM;
 	n = columns_select(cols, ncols, output_opts.columns, l->shown, &bad,
 			   &bad_len);
 	if (n < 0)
 		return -EINVAL;	/* mfrctl checked -o before */
 	l->nshown = (size_t)n;
-	if (scols_table_enable_raw(l->table, output_opts.raw) ||
-	    scols_table_enable_noheadings(l->table, output_opts.noheadings))
-		return -ENOMEM;
-	for (i = 0; i < l->nshown; i++) {
-		const struct column *c = &cols[l->shown[i]];
-
-		if (!scols_table_new_column(l->table, c->title, 0,
-					    c->right ? SCOLS_FL_RIGHT : 0))
-			return -ENOMEM;
-	}
-	return 0;
+	l->table = table_new(cols, l->shown, l->nshown);
+	return l->table ? 0 : -ENOMEM;
 }
 
 int listing_add(uint8_t cmd, const struct mfr_attr_set *set,
@@ -441,8 +486,12 @@ int listing_add(uint8_t cmd, const struct mfr_attr_set *set,
 	for (i = 0; i < l->nshown; i++) {
 		c = &l->cols[l->shown[i]];
 		attr = tb[c->attr] ? c->attr : c->fallback;
-		text = attr && tb[attr] ? attr_text(set, attr, tb[attr], false) :
-					  strdup("-");
+		if (!attr || !tb[attr])
+			text = strdup("-");
+		else if (set->attrs[attr].type == MFR_ATTR_STRING)
+			text = table_cell(nla_get_string(tb[attr]));
+		else
+			text = attr_text(set, attr, tb[attr], false);
 		/* refer: the line owns text from now on */
 		if (!text || scols_line_refer_data(line, i, text)) {
 			free(text);
@@ -457,7 +506,7 @@ int listing_print(struct listing *l)
 	int ret = 0;
 
 	if (!l->json) {
-		ret = scols_print_table(l->table);
+		ret = table_print(l->table, l->cols, l->shown, l->nshown);
 	} else if (l->doc) {
 		ret = json_print(l->doc);
 	} else {

@@ -53,6 +53,9 @@ char *attr_text(const struct mfr_attr_set *set, unsigned int attr,
  */
 char *text_escaped(const char *s);
 
+/* A table cell of such text: the same; with -r, libsmartcols' raw escapes. */
+char *table_cell(const char *s);
+
 struct column {
 	const char *title;	/* header; lower-cased, the name -o takes */
 	bool right;		/* right-align (numbers) */
@@ -104,6 +107,16 @@ struct listing {
 	size_t nshown;
 	json_object *doc;
 };
+
+/*
+ * A table of the columns shown (indexes into cols), as -r and -n say; its
+ * cells escaped by table_cell() or numbers.  NULL on ENOMEM.
+ */
+struct libscols_table *table_new(const struct column *cols,
+				 const size_t *shown, size_t nshown);
+/* Print it: without a line, its titles alone (unless -n). */
+int table_print(struct libscols_table *tb, const struct column *cols,
+		const size_t *shown, size_t nshown);
 
 int listing_init(struct listing *l, const struct column *cols, size_t ncols,
 		 bool json, bool single);

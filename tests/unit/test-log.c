@@ -75,6 +75,16 @@ int main(void)
 	fake_now += 1000000;		/* the interval ends */
 	mfrd_log_ratelimit_tick();
 	entry("page-poisoned", 11);
+
+	/*
+	 * A tenant's memfd name with a newline and a line of its own: one
+	 * entry is one line, whatever its text and fields hold.
+	 */
+	struct mfrd_log *l = mfrd_log_new(LOG_WARNING, NULL);
+
+	mfrd_log_field(l, "MFR_MEMFD", "%s", "x\nmfrd: forged field");
+	mfrd_log_message(l, "memfd %s poisoned", "x\nmfrd: forged line");
+	mfrd_log_send(l);
 	fflush(stderr);
 
 	/* back to the real stderr for the results */
@@ -98,6 +108,9 @@ int main(void)
 	CHECK(count_lines(path, "page-poisoned entry 11") == 1,
 	      "the next interval logs again");
 	CHECK(mfrd_log_suppressed_total() == 8, "the total stays 8");
+	CHECK(count_lines(path, "mfrd: forged") == 1 &&
+	      count_lines(path, "memfd x\\x0amfrd: forged line poisoned [MFR_MEMFD=x\\x0amfrd: forged field]") == 1,
+	      "a newline in an entry's text or field: \\x0a, one line, nothing forged");
 
 	mfrd_log_set_ratelimit(0, 0);
 	return check_exit_status();
