@@ -26,8 +26,8 @@
 #define BUSY_MS		10000
 
 /* history: the columns, in the order the query returns them (attr - 1). */
-enum hcol { H_BOOT = 1, H_PFN, H_PHYS, H_DIMM, H_MEMFD, H_COMM, H_OFFSET,
-	    H_STATE, H_CONSUMED, H_FIRST, H_LAST };
+enum hcol { H_BOOT = 1, H_PFN, H_PHYS, H_DIMM, H_MEMFD, H_COMM, H_CGROUP,
+	    H_OFFSET, H_STATE, H_CONSUMED, H_FIRST, H_LAST };
 
 const struct column history_cols[] = {
 	COLUMN("BOOT", false, H_BOOT, "boot id of the record"),
@@ -36,6 +36,7 @@ const struct column history_cols[] = {
 	COLUMN("DIMM", false, H_DIMM, "memory device (SMBIOS locator), if known"),
 	COLUMN("MEMFD", false, H_MEMFD, "name of the memfd that held it"),
 	COLUMN("COMM", false, H_COMM, "command that created the memfd"),
+	COLUMN("CGROUP", false, H_CGROUP, "cgroup of the memfd's creator: a VM's scope"),
 	COLUMN("OFFSET", true, H_OFFSET, "offset in the memfd"),
 	COLUMN("STATE", false, H_STATE, "kept, pending, offlined or fallback"),
 	COLUMN("CONSUMED", true, H_CONSUMED, "times a task got SIGBUS for it"),
@@ -46,7 +47,7 @@ const size_t history_ncols = ARRAY_SIZE(history_cols);
 
 static const char history_sql[] =
 	"SELECT boot_id, pfn, coalesce(phys_addr, pfn * 4096), dimm, memfd_name,"
-	" comm, \"offset\", state, times_consumed, first_seen_usec,"
+	" comm, cgroup_path, \"offset\", state, times_consumed, first_seen_usec,"
 	" last_update_usec FROM poisoned_pages";
 
 /* How a column's value reads: numbers in hex, times in ISO 8601. */
@@ -63,6 +64,7 @@ static const char *const history_keys[] = {
 static const enum kind history_kinds[] = {
 	[H_BOOT] = K_TEXT, [H_PFN] = K_HEX, [H_PHYS] = K_HEX,
 	[H_DIMM] = K_TEXT, [H_MEMFD] = K_TEXT, [H_COMM] = K_TEXT,
+	[H_CGROUP] = K_TEXT,
 	[H_OFFSET] = K_HEX, [H_STATE] = K_TEXT, [H_CONSUMED] = K_NUMBER,
 	[H_FIRST] = K_TIME, [H_LAST] = K_TIME,
 };

@@ -128,20 +128,31 @@ if [ -r /usr/share/bash-completion/bash_completion ]; then
 	completion "id,name" mfrctl rules -o id,na
 	completion "--db --dimm" mfrctl history --d
 	completion "--dry-run" mfrctl forget --db x --dr
-	# --cgroup: from the cgroup root, not the working directory.
+	# Only what the command takes: -o, -n and -r where there are columns
+	# (not summary, not forget), -t for monitor, -p with -j; a column
+	# already chosen is not offered again.
+	completion "" mfrctl summary -o
+	completion "" mfrctl forget 0x1 -r
+	completion "" mfrctl history -t
+	completion "" mfrctl history -p
+	completion "-p" mfrctl -j history -p
+	completion "-t" mfrctl monitor -t
+	completion "-o" mfrctl history -o
+	completion "pfn,phys" mfrctl history -o pfn,p
+	# --cgroup of a rule: from the cgroup root, not the working directory.
 	mkdir -p "$tmp/cg/machine.slice/vm1.scope" "$tmp/cg/mine.slice" "$tmp/ma-local"
 	checks=$((checks + 1))
 	got=$(cd "$tmp" && MFRD_CGROUP_ROOT=$tmp/cg PATH=$(dirname "$mfrctl"):$PATH bash -c '
 		source /usr/share/bash-completion/bash_completion
 		source "$0"
-		COMP_WORDS=(mfrctl history --cgroup "$1"); COMP_CWORD=3
+		COMP_WORDS=(mfrctl rules add --cgroup "$1"); COMP_CWORD=4
 		COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}
 		_mfrctl; echo "${COMPREPLY[*]}"' "$root/daemon/mfrctl.bash-completion" /ma 2>&1)
 	[ "$got" = "/machine.slice/" ] || fail "completion of --cgroup /ma: '$got', want '/machine.slice/'"
 	got=$(cd "$tmp" && MFRD_CGROUP_ROOT=$tmp/cg PATH=$(dirname "$mfrctl"):$PATH bash -c '
 		source /usr/share/bash-completion/bash_completion
 		source "$0"
-		COMP_WORDS=(mfrctl history --cgroup "$1"); COMP_CWORD=3
+		COMP_WORDS=(mfrctl rules add --cgroup "$1"); COMP_CWORD=4
 		COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}
 		_mfrctl; echo "${COMPREPLY[*]}"' "$root/daemon/mfrctl.bash-completion" /machine.slice/ 2>&1)
 	[ "$got" = "/machine.slice/vm1.scope/" ] || fail "completion of --cgroup /machine.slice/: '$got'"
@@ -150,16 +161,22 @@ if [ -r /usr/share/bash-completion/bash_completion ]; then
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 c.execute("CREATE TABLE poisoned_pages (boot_id TEXT, pfn INTEGER, phys_addr INTEGER, dimm TEXT,"
-          " memfd_name TEXT, comm TEXT, \"offset\" INTEGER, state TEXT, times_consumed INTEGER,"
-          " first_seen_usec INTEGER, last_update_usec INTEGER)")
-for boot, pfn, dimm in (("b-one", 1, "BANK 0/DIMM_A1"), ("b-two", 2, "BANK 1/DIMM_B1"), ("b-two", 3, None)):
-    c.execute("INSERT INTO poisoned_pages VALUES (?, ?, NULL, ?, NULL, NULL, NULL, 'kept', 0, 1, 1)",
-              (boot, pfn, dimm))
+          " memfd_name TEXT, comm TEXT, cgroup_path TEXT, \"offset\" INTEGER, state TEXT,"
+          " times_consumed INTEGER, first_seen_usec INTEGER, last_update_usec INTEGER)")
+vm = "/machine.slice/machine-qemu\\x2d1\\x2dvm1.scope"
+for boot, pfn, dimm, cg in (("b-one", 1, "BANK 0/DIMM_A1", vm), ("b-two", 2, "BANK 1/DIMM_B1", None),
+                            ("b-two", 3, None, "/gone.slice")):
+    c.execute("INSERT INTO poisoned_pages VALUES (?, ?, NULL, ?, NULL, NULL, ?, NULL, 'kept', 0, 1, 1)",
+              (boot, pfn, dimm, cg))
 c.execute("PRAGMA user_version = 3")
 c.commit()
 EOP
 	completion "b-one b-two" mfrctl forget --db "$tmp/hist.db" --boot ""
 	completion 'BANK\ 1/DIMM_B1' mfrctl history --db "$tmp/hist.db" --dimm "BANK 1"
+	# history and summary --cgroup: the cgroups recorded (a VM's scope
+	# is gone with the VM), as systemd names them.
+	completion '/gone.slice /machine.slice/machine-qemu\\x2d1\\x2dvm1.scope' \
+		mfrctl summary --db "$tmp/hist.db" --cgroup ""
 else
 	checks=$((checks + 1))
 	fail "bash-completion is not installed (make deps)"

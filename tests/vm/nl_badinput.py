@@ -50,8 +50,11 @@ expect('rule-add name-glob too long', RULE_ADD, keep + attr(R_GLOB, 'g' * 300), 
 expect('rule-add name-glob not terminated', RULE_ADD, keep + attr(R_GLOB, b'abcd'), EINVAL)
 expect('rule-add cgroup-id 0', RULE_ADD, keep + u64(R_CGID, 0), ERANGE)
 expect('rule-add unknown cgroup-id', RULE_ADD, keep + u64(R_CGID, 1 << 40), ENOENT, 'cgroup-id')
-expect('rule-add unknown cgroup-path', RULE_ADD, keep + attr(R_CGPATH, '/no/such'), ENOENT,
-       'cgroup-path')
+# A path need not exist (matched by name at memfd_create), but it must be
+# one: absolute, no empty, "." or ".." name, no "/" at the end.
+for bad in ('no-slash', '/a//b', '/a/', '/a/../b', '/./a', ''):
+    expect(f'rule-add cgroup-path {bad!r}', RULE_ADD, keep + attr(R_CGPATH, bad), EINVAL,
+           'cgroup-path')
 expect('rule-add cgroup-id and cgroup-path', RULE_ADD,
        keep + u64(R_CGID, 1) + attr(R_CGPATH, '/'), EINVAL, 'not both')
 expect('rule-add uid of the wrong type', RULE_ADD, keep + attr(R_UID, 'root'), EINVAL)

@@ -68,8 +68,8 @@ rule = cli('--do', 'rule-add', '--json',
            '{"cgroup-path": "/mfr-vmm", "action": 1, "budget": 4}')
 cg_rule = rule['id']
 rules = {r['id']: r for r in cli('--dump', 'rule-get')}
-check(rules[cg_rule].get('cgroup-path') == '/mfr-vmm' and rules[cg_rule].get('cgroup-id')
-      and rules[cg_rule].get('budget') == 4, f'rule-get: the cgroup rule ({rules[cg_rule]})')
+check(rules[cg_rule].get('cgroup-path') == '/mfr-vmm' and 'cgroup-id' not in rules[cg_rule]
+      and rules[cg_rule].get('budget') == 4, f'rule-get: the cgroup rule, by path ({rules[cg_rule]})')
 enter = ['sh', '-c', f'echo $$ > {cg}/mfr-vmm/cgroup.procs && exec "$0" "$@"']
 w = Workload('vm-7-ram', 1, ['ready:@a', 'wait:@b', 'close'], prefix=enter)
 pid, fd, ino = w.ready('a')

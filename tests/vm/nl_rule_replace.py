@@ -58,8 +58,10 @@ before = rules()
 for what, bad, want in (
         ('a budget on a default rule', [SET[0], {'name-glob': 'x', 'action': DEFAULT, 'budget': 3}],
          'budget'),
-        ('an unknown cgroup path', [SET[0], {'cgroup-path': '/no-such.slice', 'action': KEEP}],
+        ('a cgroup path with a ".." in it', [SET[0], {'cgroup-path': '/a/../b', 'action': KEEP}],
          'cgroup-path'),
+        ('a cgroup id that does not exist', [SET[0], {'cgroup-id': 1 << 40, 'action': KEEP}],
+         'cgroup-id'),
         ('an id given by the request', [{'id': 7, 'action': KEEP}], 'id'),
         ('a rule without action', [SET[0], {'name-glob': 'y'}], 'action'),
         (f'{RULES_MAX + 1} rules', [{'name-glob': f'vm-{i}', 'action': KEEP}
