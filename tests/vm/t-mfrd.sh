@@ -3,9 +3,12 @@
 # recorded with owner and offset through its whole life, metrics, reloads
 # (a broken file, a rule the module refuses), kill -9 in a storm of
 # errors then a store equal to the module's dump, the module unloaded
-# and loaded under it, a start without the module, and the boot
-# offlining of pfns recorded in earlier boots.  STATUS= and READY= are
-# read from a NOTIFY_SOCKET of our own.
+# and loaded under it, a start without the module, a start with a rule
+# the module refuses (the others in force, READY at once) and a rule for
+# a cgroup made later, a memfd name that tries to forge a log line, a
+# state directory full at the first error (no exit, no restart loop, no
+# record lost), and the boot offlining of pfns recorded in earlier boots.
+# STATUS= and READY= are read from a NOTIFY_SOCKET of our own.
 . ./lib.sh
 
 # The runner shows the last lines of a failure; all of it stays here
@@ -184,7 +187,7 @@ check "reload, broken file: RELOADING=1 then READY=1 with a STATUS saying so" \
 	wait_until 10 notified '^READY=1\|STATUS=.*reload refused: configuration errors'
 check "reload, broken file: daemon alive, old rule (same id) in the module" \
 	alive_with_rule "$id_before"
-printf '[rule]\nname-glob = other*\naction = keep\n\n[rule]\ncgroup-path = /no-such-cgroup\naction = keep\n' \
+printf '[rule]\nname-glob = other*\naction = keep\n\n[rule]\ncgroup-id = 1099511627776\naction = keep\n' \
 	>"$T/rules/20-bad.conf"
 rc=0
 "$mfrd" --reload "$mfrd_pid" 2>"$T/reload.err" || rc=$?
@@ -274,6 +277,109 @@ insmod "$MFR_ROOT/module/mfr.ko"
 check "module loaded later: rules pushed" wait_until 20 rules_are_ours
 check "module loaded later: READY=1 once the rules are in" wait_until 20 notified '^READY=1'
 stop_mfrd
+
+section a refused rule and a later cgroup at start
+# ---- a start with a rule the module refuses (a cgroup id that does not
+# exist): the others are pushed, READY at once, the refusal said; a rule
+# for a cgroup made later holds for the first memfd made in it
+printf '[rule]\ncgroup-id = 1099511627776\naction = keep\n' >"$T/rules/30-gone.conf"
+printf '[rule]\nname-glob = late-*\ncgroup-path = /mfrd-late.slice\naction = keep\n' >"$T/rules/40-late.conf"
+rmdir /sys/fs/cgroup/mfrd-late.slice 2>/dev/null
+: >"$T/notify"
+start_mfrd
+check "refused rule at start: READY=1 within 60 s (not after ready_timeout)" \
+	notified_within 60 '^READY=1'
+check "... the module has the two other rules, the late cgroup's by path" \
+	bash -c "'$ctl' -j rules list | '$PYTHON' -c 'import json, sys; d = json.load(sys.stdin); sys.exit(0 if len(d) == 2 and {r.get(\"name_glob\") for r in d} == {\"guest-ram*\", \"late-*\"} and any(r.get(\"cgroup_path\") == \"/mfrd-late.slice\" for r in d) else 1)'"
+check "... STATUS: not every rule in force, 1 of 3 refused" \
+	notified_within 20 'STATUS=DEGRADED, not every rule in force: .*1 of 3 rules NOT in force'
+check "... metrics: mfrd_rules_refused 1, mfrd_protected 0, mfrd_ready_unprotected 0" \
+	wait_until 20 bash -c "grep -qx 'mfrd_rules_refused 1' '$T/metrics/mfr.prom' && grep -qx 'mfrd_protected 0' '$T/metrics/mfr.prom' && grep -qx 'mfrd_ready_unprotected 0' '$T/metrics/mfr.prom'"
+check "... the refusal logged with its FILE:LINE" \
+	logged "$T/rules/30-gone.conf:1: rule refused by mfr.ko: .*cgroup-id"
+mkdir /sys/fs/cgroup/mfrd-late.slice
+sh -c 'echo $$ > /sys/fs/cgroup/mfrd-late.slice/cgroup.procs && exec "$@"' sh \
+	"$script" late-vm 1 "ready:$T/late" "wait:$T/late-go" close >/dev/null &
+late=$!
+wait_file "$T/late"
+read -r _ _ late_ino <"$T/late"
+check "a memfd made in the cgroup made after the start: kept by its rule, first memfd" \
+	json "any(m['inode'] == $late_ino and m['policy'] == 'keep' and m.get('rule_id') for m in d)" \
+	< <("$ctl" -j memfd list)
+touch "$T/late-go"
+wait "$late"
+rmdir /sys/fs/cgroup/mfrd-late.slice
+rm "$T/rules/30-gone.conf" "$T/rules/40-late.conf"
+stop_mfrd
+
+section a memfd name set by a tenant
+# ---- a memfd name with a newline and a line of its own: the log (stderr
+# here) keeps one line per entry, the name escaped
+start_mfrd
+wait_until 60 notified '^READY=1'
+"$script" "$(printf 'guest-ram-x\nmfrd: forged line')" 1 poison:1 "ready:$T/nl" close >/dev/null
+check "a memfd name with a newline: its entries escaped (\\x0a), one line each" \
+	wait_until 20 logged 'MFR_MEMFD=guest-ram-x\\x0amfrd: forged line'
+check "... no line of the log begins with the forged text" bash -c "! grep -q '^mfrd: forged line' '$log'"
+stop_mfrd
+
+section full state directory
+# ---- the state directory full at the first error (a tmpfs): the store
+# opens (a reader keeps its WAL index and log, then nothing is left), the
+# first event's commit fails; mfrd goes on, the page is kept aside, a
+# restart on the still-full disk is READY (it used to exit in its
+# start-up reconcile, again and again), and once there is room the page
+# is in the file
+full=$T/full
+mkdir -p "$full"
+mount -t tmpfs -o size=4M none "$full"
+cp "$db" "$full/mfrd.db"
+sed "s|^state_dir = .*|state_dir = $full|" "$T/mfrd.conf" >"$T/full.conf"
+"$PYTHON" -c 'import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1]); c.execute("select count(*) from poisoned_pages").fetchone(); open(sys.argv[2], "w").close(); time.sleep(900)' \
+	"$full/mfrd.db" "$T/held" &
+holder=$!
+wait_file "$T/held"
+cat /dev/zero >"$full/filler" 2>/dev/null
+check "full: premise: nothing left on the state directory" \
+	bash -c "[ \$(stat -f -c %a '$full') = 0 ]"
+start_full() {
+	"$mfrd" --config "$T/full.conf" --rules-dir "$T/rules" >>"$log" 2>&1 &
+	mfrd_pid=$!
+}
+: >"$T/notify"
+start_full
+check "full: READY, the store open" wait_until 60 notified '^READY=1'
+full_pid=$mfrd_pid
+"$script" guest-ram-full 1 poison:5 "ready:$T/fullw" "wait:$T/fullw-go" close >/dev/null &
+fullw=$!
+wait_file "$T/fullw"
+read -r _ _ full_ino <"$T/fullw"
+standin_has() { # the stand-in in the runtime directory has the page
+	local f
+	for f in "$T"/run/store-standin-*.db; do
+		[ -e "$f" ] && "$PYTHON" -c 'import sqlite3, sys; sys.exit(0 if sqlite3.connect(sys.argv[1], timeout=10).execute("select count(*) from poisoned_pages where inode = ? and boot_id = ?", (int(sys.argv[2]), sys.argv[3])).fetchone()[0] == 1 else 1)' "$f" "$full_ino" "$boot" && return 0
+	done
+	return 1
+}
+check "full: the page poisoned on the full disk is recorded aside (runtime stand-in)" \
+	wait_until 30 standin_has
+check "full: mfrd did not exit (same pid), STATUS says where the records are" \
+	bash -c "kill -0 $full_pid && grep -q 'store file not usable, records kept in $T/run/store-standin' '$T/notify'"
+kill -TERM "$mfrd_pid"; wait "$mfrd_pid"
+: >"$T/notify"
+start_full
+check "full: a restart on the still-full disk is READY (no exit before it)" \
+	wait_until 60 notified '^READY=1'
+check "... still running, the page still aside" bash -c "kill -0 $mfrd_pid" && check "... (stand-in)" standin_has
+rm -f "$full/filler"
+in_file() { "$PYTHON" -c 'import sqlite3, sys; sys.exit(0 if sqlite3.connect(sys.argv[1], timeout=10).execute("select count(*) from poisoned_pages where inode = ? and boot_id = ?", (int(sys.argv[2]), sys.argv[3])).fetchone()[0] == 1 else 1)' "$full/mfrd.db" "$full_ino" "$boot"; }
+check "full: room again, the page is in the store file" wait_until 60 in_file
+touch "$T/fullw-go"
+wait "$fullw"
+stop_mfrd
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+umount "$full"
 
 section boot offlining
 # ---- boot offlining: pfns "of an earlier boot" (one poisoned already,

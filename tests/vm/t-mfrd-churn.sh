@@ -1,0 +1,127 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A tenant cannot make mfrd grow without bound or get it killed: nobody
+# creates and closes 100 000 flagged memfds in waves (10 waves of 10 000
+# held open, then closed), past the module's notification rate limit, so
+# that most kept and evicted notifications are suppressed and every
+# batch sees a generation gap.  Meanwhile a real poison lands in each
+# wave.  mfrd (the build a host runs, not the sanitized one):
+#  - keeps running, same pid, its watchdog fed (WATCHDOG_USEC=20 s);
+#  - its RSS stays bounded and flat from wave to wave;
+#  - its memfd owner cache within its bound (mfrd_memfd_cache_entries);
+#  - mfrd_redumps_total bounded by time (at most one per 10 s), not by
+#    the tenant's memfds;
+#  - records every real poison, with its owner.
+# MFRD_CHURN_WAVES and MFRD_CHURN_PER_WAVE change the 10 x 10 000.
+. ./lib.sh
+
+mfrd=$MFR_ROOT/build/daemon/mfrd
+ctl=$MFRCTL
+script=$MFR_ROOT/build/helpers/memfd_script
+churn=$MFR_ROOT/build/helpers/memfd_churn
+waves=${MFRD_CHURN_WAVES:-10}
+per=${MFRD_CHURN_PER_WAVE:-10000}
+nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
+ulimit -Hn $((per + 1000)) && ulimit -Sn $((per + 1000))
+
+T=$(mktemp -d)
+chmod 777 "$T"
+mkdir -p "$T/rules" "$T/metrics" "$T/run"
+cat >"$T/mfrd.conf" <<EOF
+state_dir = $T/state
+metrics_file = $T/metrics/mfr.prom
+metrics_interval = 2
+ready_timeout = 600
+EOF
+printf '[rule]\nname-glob = guest-ram*\naction = keep\n' >"$T/rules/10-vms.conf"
+"$PYTHON" - "$T/notify.sock" >"$T/notify" <<'PY' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+t0 = time.monotonic()
+while True:
+    m = s.recv(4096).decode().replace('\n', '|')
+    print('%.3f %s' % (time.monotonic() - t0, m), flush=True)
+PY
+listener=$!
+mfrd_pid=
+# The module's rate limit low (as a busy host's would be reached): the
+# tenant's notifications mostly suppressed, each a generation gap.
+params=/sys/module/mfr/parameters
+rate_before=$(cat "$params/event_rate") burst_before=$(cat "$params/event_burst")
+echo 20 >"$params/event_rate"
+echo 100 >"$params/event_burst"
+cleanup() {
+	[ -n "$mfrd_pid" ] && kill "$mfrd_pid" 2>/dev/null && wait "$mfrd_pid"
+	kill "$listener" 2>/dev/null
+	echo "$rate_before" >"$params/event_rate"
+	echo "$burst_before" >"$params/event_burst"
+	del_all_rules
+	rm -rf "$T"
+}
+trap cleanup EXIT
+del_all_rules
+for _ in $(seq 100); do [ -S "$T/notify.sock" ] && break; sleep 0.1; done
+
+RUNTIME_DIRECTORY=$T/run NOTIFY_SOCKET=$T/notify.sock WATCHDOG_USEC=20000000 \
+	"$mfrd" --config "$T/mfrd.conf" --rules-dir "$T/rules" >"$T/log" 2>&1 &
+mfrd_pid=$!
+for _ in $(seq 600); do grep -q 'READY=1' "$T/notify" && break; sleep 0.1; done
+check "premise: mfrd READY, the rule in the module" grep -q 'READY=1' "$T/notify"
+rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$mfrd_pid/status"; }
+metric() { sed -n "s/^$1 //p" "$T/metrics/mfr.prom"; }
+rss0=$(rss) t0=$SECONDS sup0=$(status_attr events-suppressed)
+echo "# mfrd RSS at start: $rss0 kB"
+
+inodes=()
+max_rss=$rss0
+for w in $(seq "$waves"); do
+	rm -f "$T/ready" "$T/go"
+	"${nobody[@]}" "$churn" hold "$per" keep "$T/ready" "$T/go" >/dev/null &
+	holder=$!
+	for _ in $(seq 6000); do [ -e "$T/ready" ] && break; sleep 0.1; done
+	# A real error while the tenant's memfds are there.
+	"$script" "guest-ram-w$w" 1 poison:$((w % 512)) "ready:$T/w$w" close >/dev/null
+	read -r _ _ ino <"$T/w$w"
+	inodes+=("$ino")
+	touch "$T/go"
+	wait "$holder"
+	r=$(rss)
+	[ "${r:-0}" -gt "$max_rss" ] && max_rss=$r
+	echo "# wave $w of $per at t=$((SECONDS - t0)) s: mfrd RSS $r kB, cache $(metric mfrd_memfd_cache_entries) entries, $(metric mfrd_redumps_total) redumps"
+	[ "$w" = 1 ] && rss1=$r
+done
+sleep 12	# one more metrics write, and a coalesced reconcile due
+elapsed=$((SECONDS - t0))
+suppressed=$(($(status_attr events-suppressed) - sup0))
+echo "# $((waves * per)) memfds in $elapsed s; notifications suppressed: $suppressed"
+check "premise: the tenant's notifications were rate-limited ($suppressed suppressed)" \
+	test "$suppressed" -gt $((waves * per))
+check "mfrd never died nor was restarted (same pid $mfrd_pid)" kill -0 "$mfrd_pid"
+check "watchdog: WATCHDOG=1 never more than 10 s apart (WATCHDOG_USEC 20 s)" \
+	awk '/WATCHDOG=1/ { if (last && $1 - last > 10) bad = 1; last = $1 } END { exit bad }' "$T/notify"
+check "RSS bounded: at most 24 MiB over its start ($rss0 -> max $max_rss kB)" \
+	test $((max_rss - rss0)) -le $((24 * 1024))
+last=$(rss)
+check "RSS flat from wave to wave: at most 4 MiB over the first wave's ($rss1 -> $last kB)" \
+	test $((last - rss1)) -le 4096
+entries=$(metric mfrd_memfd_cache_entries)
+check "memfd owner cache within its bound (${entries:-none} <= 8192)" \
+	test -n "$entries" -a "${entries:-0}" -le 8192
+redumps=$(metric mfrd_redumps_total)
+check "redumps bounded by time, not by memfds: ${redumps:-none} <= 3 + $elapsed / 10" \
+	test -n "$redumps" -a "${redumps:-0}" -le $((3 + elapsed / 10))
+recorded() {
+	local ino
+	for ino in "${inodes[@]}"; do
+		"$PYTHON" -c 'import sqlite3, sys; sys.exit(0 if sqlite3.connect(sys.argv[1], timeout=10).execute("select count(*) from poisoned_pages where inode = ? and memfd_name like ? and comm = ?", (int(sys.argv[2]), "guest-ram-w%", "memfd_script")).fetchone()[0] == 1 else 1)' \
+			"$T/state/mfrd.db" "$ino" || { echo "inode $ino not recorded with its owner"; return 1; }
+	done
+}
+check "every real poison recorded, with its owner (${#inodes[@]} pages)" recorded
+rc=0
+kill "$mfrd_pid"
+wait "$mfrd_pid" || rc=$?
+mfrd_pid=
+check "stopping: clean exit ($rc)" test "$rc" = 0
+tail -n 5 "$T/log"
+finish
