@@ -6,6 +6,7 @@
  * and the merge back.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,12 +25,20 @@
 #define RETRY_MIN_USEC	1000000ULL
 #define RETRY_MAX_USEC	(30 * 1000000ULL)
 #define STANDIN_BESIDE	"mfrd-standin.db"
+/*
+ * Room kept on the store's disk: a full disk there gives it back to the
+ * store, so that the records of a boot stay in the file (a stand-in in
+ * /run would not outlive a reboot).  Thousands of page records.
+ */
+#define RESERVE		"mfrd-reserve"
+#define RESERVE_BYTES	(1 << 20)
 
 struct mfrd_store_sup {
 	sd_event *event;
 	struct mfrd_sup_ops ops;
 	char *boot_id;
 	char *path;			/* STATE_DIR/mfrd.db */
+	char *reserve;			/* STATE_DIR/mfrd-reserve */
 	/* The stand-in files, best first (NULL-terminated). */
 	char *standins[MFRD_SUP_MEMORY - MFRD_SUP_BESIDE + 1];
 	struct mfrd_store *store;	/* in use */
@@ -40,6 +49,7 @@ struct mfrd_store_sup {
 	char fault_error[256];
 	char *moved_to;
 	int64_t copied;
+	bool incident_due;		/* ... to be written with the next write */
 	sd_event_source *retry_src;
 	uint64_t retry_usec;
 	uint64_t errors;
@@ -168,6 +178,55 @@ static void log_merged(struct mfrd_store_sup *sup,
 			 sup->path, when, (long long)m->pages,
 			 (long long)m->events, (long long)m->incidents);
 	mfrd_log_send(l);
+}
+
+/*
+ * The reserve, allocated (real blocks, not a sparse file) when the disk
+ * has room for it; quietly not, when it has not.
+ */
+static void keep_reserve(struct mfrd_store_sup *sup)
+{
+	struct stat st;
+	int fd, err;
+
+	if (!stat(sup->reserve, &st) && st.st_blocks * 512 >= RESERVE_BYTES)
+		return;
+	fd = open(sup->reserve, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+		  0600);
+	if (fd < 0)
+		return;
+	err = posix_fallocate(fd, 0, RESERVE_BYTES);
+	close(fd);
+	if (err) {
+		unlink(sup->reserve);
+		mfrd_logf(LOG_DEBUG, NULL, "no reserve of %d KiB beside the store: %s",
+			  RESERVE_BYTES >> 10, strerror(err));
+	}
+}
+
+/*
+ * The store's disk is full: its reserve released, the write is tried on
+ * the file again.  True if there was one.  Said loudly and kept as an
+ * incident: the disk needs room before the next error.
+ */
+static bool release_reserve(struct mfrd_store_sup *sup)
+{
+	char error[sizeof(sup->last_error)];
+	struct mfrd_log *l;
+
+	if (unlink(sup->reserve))
+		return false;
+	snprintf(error, sizeof(error), "%s", mfrd_store_error(sup->store));
+	l = mfrd_log_new(LOG_CRIT, MFRD_MSGID_STORE_RECOVERED);
+	mfrd_log_field(l, "MFR_STORE", "%s", sup->path);
+	mfrd_log_field(l, "MFR_STORE_ERROR", "%s", error);
+	mfrd_log_field(l, "MFR_STORE_FAULT", "full");
+	mfrd_log_message(l, "the disk under the store %s is FULL (%s): mfrd released its reserve of %d KiB there, records go on into the file; make room there before it fills again (then records go to a stand-in, in /run if the disk has no room for it, lost at a reboot unless merged); acknowledge with \"mfrctl store ack\"",
+			 sup->path, error, RESERVE_BYTES >> 10);
+	mfrd_log_send(l);
+	remember_incident(sup, MFRD_STORE_UNAVAILABLE, error, NULL, 0);
+	sup->incident_due = true;
+	return true;
 }
 
 static void changed(struct mfrd_store_sup *sup, bool back_on_file)
@@ -317,7 +376,8 @@ int mfrd_sup_open(struct mfrd_store_sup **supp, const char *state_dir,
 	if (mkdir(state_dir, 0700) && errno != EEXIST)
 		mfrd_logf(LOG_ERR, NULL, "cannot create %s: %m", state_dir);
 	if (asprintf(&sup->path, "%s/mfrd.db", state_dir) < 0 ||
-	    asprintf(&sup->standins[0], "%s/" STANDIN_BESIDE, state_dir) < 0)
+	    asprintf(&sup->standins[0], "%s/" STANDIN_BESIDE, state_dir) < 0 ||
+	    asprintf(&sup->reserve, "%s/" RESERVE, state_dir) < 0)
 		abort();
 	sup->standins[1] = runtime_standin(sup->path);
 	if (mfrd_store_open_or_recover(sup->path,
@@ -342,6 +402,8 @@ int mfrd_sup_open(struct mfrd_store_sup **supp, const char *state_dir,
 		take_leftovers(sup);
 	else
 		absorb_leftovers(sup);
+	if (sup->where == MFRD_SUP_FILE)
+		keep_reserve(sup);
 	*supp = sup;
 	return 0;
 }
@@ -461,6 +523,9 @@ static bool put_aside(struct mfrd_store_sup *sup)
 	bool ok;
 
 	sup->errors++;
+	if (sup->where == MFRD_SUP_FILE && mfrd_store_full(sup->store) &&
+	    release_reserve(sup))
+		return true;	/* the file again, with its room */
 	ok = sup->where == MFRD_SUP_FILE ? leave_file(sup) : next_standin(sup);
 	if (!ok)
 		return false;
@@ -479,8 +544,14 @@ int mfrd_sup_write(struct mfrd_store_sup *sup, mfrd_sup_write_fn fn,
 	for (int tries = 0; tries <= MFRD_SUP_MEMORY; tries++) {
 		if (!mfrd_store_begin(sup->store)) {
 			if (!fn(sup->store, arg) &&
-			    !mfrd_store_commit(sup->store))
+			    (!sup->incident_due ||
+			     !mfrd_store_add_incident(sup->store, now_usec(),
+				mfrd_store_fault_name(sup->fault),
+				sup->fault_error, NULL, 0)) &&
+			    !mfrd_store_commit(sup->store)) {
+				sup->incident_due = false;
 				return 0;
+			}
 			/* Keeps the error: the statement's, not this one's. */
 			mfrd_store_rollback_quietly(sup->store);
 		}
@@ -542,6 +613,7 @@ static int back_to_file(struct mfrd_store_sup *sup, bool quiet)
 	sup->locked = false;
 	sup->retry_usec = 0;
 	sup->copied = 0;
+	keep_reserve(sup);
 	if (r.fault != MFRD_STORE_OK) {
 		log_recovery(sup, &r);
 		remember_incident(sup, r.fault, r.error, r.moved_to, r.copied);
@@ -586,6 +658,7 @@ void mfrd_sup_close(struct mfrd_store_sup *sup)
 		free(sup->standins[i]);
 	free(sup->moved_to);
 	free(sup->path);
+	free(sup->reserve);
 	free(sup->boot_id);
 	free(sup);
 }

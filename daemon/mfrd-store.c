@@ -171,6 +171,7 @@ struct mfrd_store {
 	sqlite3_stmt *st[ST_NR];
 	char err[512];
 	enum mfrd_store_fault fault;	/* of the last failure */
+	bool full;			/* ... was SQLITE_FULL */
 };
 
 /* Only a damaged file is CORRUPT; anything else may pass or be fixed. */
@@ -191,6 +192,7 @@ static int fail(struct mfrd_store *s, const char *what)
 {
 	snprintf(s->err, sizeof(s->err), "%s: %s", what, sqlite3_errmsg(s->db));
 	s->fault = fault_of(sqlite3_extended_errcode(s->db));
+	s->full = (sqlite3_extended_errcode(s->db) & 0xff) == SQLITE_FULL;
 	return -1;
 }
 
@@ -207,6 +209,11 @@ bool mfrd_store_locked(const struct mfrd_store *s)
 enum mfrd_store_fault mfrd_store_fault(const struct mfrd_store *s)
 {
 	return s->fault;
+}
+
+bool mfrd_store_full(const struct mfrd_store *s)
+{
+	return s->full;
 }
 
 /* Run a statement to completion and reset it; bindings are cleared. */

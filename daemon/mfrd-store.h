@@ -111,6 +111,8 @@ bool mfrd_store_locked(const struct mfrd_store *s);
 
 /* What kind of failure the last failing call was. */
 enum mfrd_store_fault mfrd_store_fault(const struct mfrd_store *s);
+/* ... a full disk (SQLITE_FULL), one way of being unavailable. */
+bool mfrd_store_full(const struct mfrd_store *s);
 
 /* The database's schema version (PRAGMA user_version), or -1. */
 int mfrd_store_schema_version(struct mfrd_store *s);

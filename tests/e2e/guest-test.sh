@@ -15,7 +15,12 @@
 #           store of a newer schema
 #   boot 4: store-newer, then for boot 5: /var/lib/mfrd read-only
 #   boot 5: store-readonly, many-records (20 000 at start), packages
-#           (remove, reinstall, upgrade)
+#           (remove, reinstall, upgrade), then for boot 6: a typo in a
+#           rule file, a machine.slice rule and a libvirt-style guest at
+#           boot, /var/lib/mfrd on a small file system of its own
+#   boot 6: typo-at-boot, machine-scope, full-first-error (that file
+#           system full at the first error), then for boot 7: left full
+#   boot 7: after-full-disk
 # Results go to /mnt/e2e/results (9p, read by the host) as "ok - NAME" /
 # "not ok - NAME" lines and to the console; each boot's kernel log goes to
 # /mnt/e2e/dmesg-bootN.txt for the host to check.
@@ -38,7 +43,7 @@ echo "$boot" >"$SHARE/boot"
 BOOT_TAG=boot$boot
 echo "E2E: boot $boot ($(uname -r), boot id $(boot_id))"
 
-last=5
+last=7
 aborted=
 case $boot in
 1) stages="install udev workload bad-config reload storm module-reload dimm-swap" ;;
@@ -46,7 +51,9 @@ case $boot in
 	prep-locked" ;;
 3) stages="store-locked cgroup-late reload-fixed prep-newer" ;;
 4) stages="store-newer prep-readonly" ;;
-5) stages="store-readonly many-records packages" ;;
+5) stages="store-readonly many-records packages prep-boot6" ;;
+6) stages="typo-at-boot machine-scope full-first-error prep-boot7" ;;
+7) stages="after-full-disk" ;;
 *)
 	result "not ok" "unexpected boot (crash or unexpected reboot)"
 	aborted=1

@@ -2,8 +2,8 @@
 # The last of boot 2: how boot 3 starts.  mfrd's store is locked by an
 # operator's sqlite3 shell (e2e-store-lock.service, wanted by mfrd and
 # ordered before it: BEGIN EXCLUSIVE, held 30 s) and a rule names a
-# cgroup that does not exist yet (/e2e-late.slice), so mfr.ko refuses
-# the rule set at mfrd's start.  The store's incidents so far (the
+# cgroup that does not exist yet (/e2e-late.slice), which mfr.ko matches
+# by name once it does.  The store's incidents so far (the
 # damaged store of store-corrupt) are acknowledged, so that boot 3's
 # mfrd_store_recovered is boot 3's own.  mfrd is stopped before the
 # store's rows are kept for comparison: nothing changes them after.

@@ -9,14 +9,16 @@ rules_file=/etc/mfrd/rules.d/60-reload.conf
 rules_before=$(mfrctl -j rules list)
 same_rules() { diff <(echo "$rules_before") <(mfrctl -j rules list); }
 
-printf '[rule]\ncgroup-path = /no-such.slice\naction = keep\n' >"$rules_file"
+# A cgroup id that no cgroup has (an id is never used again: a path
+# rule would be matched by name, whatever exists now).
+printf '[rule]\ncgroup-id = 1099511627776\naction = keep\n' >"$rules_file"
 check_refuses_cgroup() {
 	local rc=0
 	mfrd --check >"$STATE/check.out" 2>&1 || rc=$?
 	cat "$STATE/check.out"
-	[ "$rc" = 1 ] && grep -q "^$rules_file:2: cgroup-path: /no-such.slice: no such cgroup v2" "$STATE/check.out"
+	[ "$rc" = 1 ] && grep -q "^$rules_file:2: cgroup-id: 1099511627776: no such cgroup v2" "$STATE/check.out"
 }
-check "mfrd --check refuses the missing cgroup before the module is asked" check_refuses_cgroup
+check "mfrd --check refuses the missing cgroup id before the module is asked" check_refuses_cgroup
 check "systemctl reload: a rule the module refuses exits non-zero" bash -c '! systemctl reload mfrd'
 check "... and the module has the previous rules, same ids" same_rules
 check "... and the journal names the file and line" bash -c \
