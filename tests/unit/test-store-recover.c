@@ -355,6 +355,10 @@ static void test_damaged(void)
 	      "damaged store: mfrd gets a store");
 	printf("#   %s\n", r.error ? r.error : "(no error)");
 	CHECK(r.fault == MFRD_STORE_CORRUPT, "damaged store: fault 'corrupt'");
+	/* quick_check's first line alone ("*** in database main ***") says nothing. */
+	CHECK(r.error && strstr(r.error, "*** in database main ***") &&
+	      strstr(r.error, "Page ") && !strchr(r.error, '\n'),
+	      "damaged store: the error has quick_check's findings, on one line");
 	CHECK(!r.in_memory && r.moved_to && !access(r.moved_to, F_OK) &&
 	      !access(path, F_OK),
 	      "damaged store: moved aside, a fresh file started");
