@@ -53,6 +53,14 @@ static void header(FILE *f, const char *name, const char *type,
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* One sample without labels: its HELP, TYPE and value. */
+static void u64_metric(FILE *f, const char *name, const char *type,
+		       const char *help, uint64_t v)
+{
+	header(f, name, type, help);
+	fprintf(f, "%s %" PRIu64 "\n", name, v);
+}
+
 /* A label value: backslash, double quote and newline escaped. */
 static void label_value(FILE *f, const char *v)
 {
@@ -127,21 +135,21 @@ static void format(FILE *f, const struct mfrd_metrics *m)
 	header(f, "mfrd_protected", "gauge",
 	       "Whether the module is loaded and every configured rule is in it (1) or not (0).");
 	fprintf(f, "mfrd_protected %d\n", m->protected);
-	header(f, "mfrd_rules_configured", "gauge",
-	       "Rules of rules.d that parse: the ones mfrd puts in the module.");
-	fprintf(f, "mfrd_rules_configured %" PRIu64 "\n", m->rules_configured);
-	header(f, "mfrd_rules_refused", "gauge",
-	       "Configured rules the module refused: not in force (the others are).");
-	fprintf(f, "mfrd_rules_refused %" PRIu64 "\n", m->rules_refused);
-	header(f, "mfrd_rules_file_errors", "gauge",
-	       "Errors in rules.d at mfrd's start: the rules they are in are not in force until a reload loads every file.");
-	fprintf(f, "mfrd_rules_file_errors %" PRIu64 "\n", m->rules_file_errors);
-	header(f, "mfrd_memfd_cache_entries", "gauge",
-	       "Memfd owners mfrd keeps for its records (bounded; the least recently used go first).");
-	fprintf(f, "mfrd_memfd_cache_entries %" PRIu64 "\n", m->memfd_cache_entries);
-	header(f, "mfrd_memfd_cache_bytes", "gauge",
-	       "Memory those entries take, in bytes (bounded).");
-	fprintf(f, "mfrd_memfd_cache_bytes %" PRIu64 "\n", m->memfd_cache_bytes);
+	u64_metric(f, "mfrd_rules_configured", "gauge",
+		   "Rules of rules.d that parse: the ones mfrd puts in the module.",
+		   m->rules_configured);
+	u64_metric(f, "mfrd_rules_refused", "gauge",
+		   "Configured rules the module refused: not in force (the others are).",
+		   m->rules_refused);
+	u64_metric(f, "mfrd_rules_file_errors", "gauge",
+		   "Errors in rules.d at mfrd's start: the rules they are in are not in force until a reload loads every file.",
+		   m->rules_file_errors);
+	u64_metric(f, "mfrd_memfd_cache_entries", "gauge",
+		   "Memfd owners mfrd keeps for its records (bounded; the least recently used go first).",
+		   m->memfd_cache_entries);
+	u64_metric(f, "mfrd_memfd_cache_bytes", "gauge",
+		   "Memory those entries take, in bytes (bounded).",
+		   m->memfd_cache_bytes);
 	header(f, "mfrd_waiting_for_module", "gauge",
 	       "Whether mfrd waits for the mfr module to be loaded.");
 	fprintf(f, "mfrd_waiting_for_module %d\n", m->waiting_for_module);
@@ -156,33 +164,33 @@ static void format(FILE *f, const struct mfrd_metrics *m)
 	       "When the configuration was last loaded successfully (start or reload).");
 	fprintf(f, "mfrd_last_reload_success_timestamp_seconds %.3f\n",
 		m->reload_ok_time);
-	header(f, "mfrd_reloads_failed_total", "counter",
-	       "Reloads refused since mfrd started (configuration errors or rules refused by the module).");
-	fprintf(f, "mfrd_reloads_failed_total %" PRIu64 "\n", m->reloads_failed);
+	u64_metric(f, "mfrd_reloads_failed_total", "counter",
+		   "Reloads refused since mfrd started (configuration errors or rules refused by the module).",
+		   m->reloads_failed);
 	header(f, "mfrd_rules_changed_outside", "gauge",
 	       "Rules added to or removed from the module behind mfrd's back (mfrctl rules add/del): its next reload or restart undoes them.");
 	fprintf(f, "mfrd_rules_changed_outside %u\n", m->rules_outside);
-	header(f, "mfrd_events_lost_total", "counter",
-	       "Times mfrd lost module events (receive buffer overrun, generation gap).");
-	fprintf(f, "mfrd_events_lost_total %" PRIu64 "\n", m->events_lost);
-	header(f, "mfrd_redumps_total", "counter",
-	       "Reconciling dumps of the module's state (start, module loaded, events lost).");
-	fprintf(f, "mfrd_redumps_total %" PRIu64 "\n", m->redumps);
+	u64_metric(f, "mfrd_events_lost_total", "counter",
+		   "Times mfrd lost module events (receive buffer overrun, generation gap).",
+		   m->events_lost);
+	u64_metric(f, "mfrd_redumps_total", "counter",
+		   "Reconciling dumps of the module's state (start, module loaded, events lost).",
+		   m->redumps);
 	header(f, "mfrd_journal_suppressed_total", "counter",
 	       "Journal entries not logged by the per-kind rate limit (the store has them).");
 	fprintf(f, "mfrd_journal_suppressed_total %" PRIu64 "\n",
 		m->journal_suppressed);
-	header(f, "mfrd_events_pruned_total", "counter",
-	       "Rows of the events log deleted by its retention (page records never are).");
-	fprintf(f, "mfrd_events_pruned_total %" PRIu64 "\n", m->events_pruned);
+	u64_metric(f, "mfrd_events_pruned_total", "counter",
+		   "Rows of the events log deleted by its retention (page records never are).",
+		   m->events_pruned);
 	if (m->has_events_rows) {
 		header(f, "mfrd_events_rows", "gauge",
 		       "Rows in the events log of the store.");
 		fprintf(f, "mfrd_events_rows %" PRIu64 "\n", m->events_rows);
 	}
-	header(f, "mfrd_store_errors_total", "counter",
-	       "Failed reads and writes of mfrd's store since mfrd started.");
-	fprintf(f, "mfrd_store_errors_total %" PRIu64 "\n", m->store_errors);
+	u64_metric(f, "mfrd_store_errors_total", "counter",
+		   "Failed reads and writes of mfrd's store since mfrd started.",
+		   m->store_errors);
 	header(f, "mfrd_store_recovered", "gauge",
 	       "Whether a store incident (a damaged store moved aside, a store mfrd could not use) awaits \"mfrctl store ack\", or the store file is not in use.");
 	fprintf(f, "mfrd_store_recovered %d\n", m->store_recovered);

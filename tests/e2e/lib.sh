@@ -219,3 +219,13 @@ check_store_left_at_boot() {
 		metric_is mfr_poisoned_pfns_earlier_boots "$n"
 	check "the file is intact: the same bytes (sha256)" sha256sum -c "$STATE/$snap.sha256"
 }
+
+# ready_prompt: mfrd became active (READY) within 25 s of its start this
+# boot, before its ready_timeout (30 s) could have run out.
+ready_prompt() {
+	local s a
+	s=$(unit_prop mfrd ExecMainStartTimestampMonotonic)
+	a=$(unit_prop mfrd ActiveEnterTimestampMonotonic)
+	echo "mfrd started at $s us, active (READY) at $a us: $(((a - s) / 1000)) ms"
+	[ "$a" -gt 0 ] && [ $((a - s)) -lt 25000000 ]
+}

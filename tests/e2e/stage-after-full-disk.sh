@@ -13,13 +13,6 @@ check "mfrd active, never restarted" bash -c \
 check "boot offlining offlined every pfn of earlier boots, boot 6's too, none failed" \
 	offlined_all "$STATE/before-boot7.pfns"
 check "... the kernel has them poisoned (KPF_HWPOISON)" pfns_hwpoisoned "$STATE/before-boot7.pfns"
-ready_prompt() {
-	local s a
-	s=$(unit_prop mfrd ExecMainStartTimestampMonotonic)
-	a=$(unit_prop mfrd ActiveEnterTimestampMonotonic)
-	echo "mfrd started at $s us, active (READY) at $a us: $(((a - s) / 1000)) ms"
-	[ "$a" -gt 0 ] && [ $((a - s)) -lt 25000000 ]
-}
 check "READY promptly" ready_prompt
 # The file read as it is (a full disk leaves SQLite no room for its
 # shared-memory file): immutable.

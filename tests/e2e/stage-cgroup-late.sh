@@ -10,13 +10,6 @@ late_cg=/sys/fs/cgroup/e2e-late.slice
 late_file=/etc/mfrd/rules.d/70-late.conf
 late_premise() { [ ! -e "$late_cg" ] && grep -q '^cgroup-path = /e2e-late.slice$' "$late_file"; }
 check "premise: /e2e-late.slice does not exist; 70-late.conf names it" late_premise
-ready_prompt() {
-	local s a
-	s=$(unit_prop mfrd ExecMainStartTimestampMonotonic)
-	a=$(unit_prop mfrd ActiveEnterTimestampMonotonic)
-	echo "mfrd started at $s us, active (READY) at $a us: $(((a - s) / 1000)) ms"
-	[ "$a" -gt 0 ] && [ $((a - s)) -lt 25000000 ]
-}
 check "mfrd became active (READY) before ready_timeout (30 s) ran out" ready_prompt
 late_rule_in() {
 	mfrctl -j rules list |

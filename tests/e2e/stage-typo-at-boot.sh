@@ -10,13 +10,6 @@ check "premise: $typo_file has the typo, mfrd active, never restarted" bash -c \
 	"grep -q '^acton = keep' $typo_file && systemctl is-active -q mfrd && [ \"\$(systemctl show -p NRestarts --value mfrd)\" = 0 ]"
 check "boot offlining offlined every pfn of earlier boots, none failed" offlined_all "$STATE/before-boot6.pfns"
 check "... the kernel has them poisoned (KPF_HWPOISON)" pfns_hwpoisoned "$STATE/before-boot6.pfns"
-ready_prompt() {
-	local s a
-	s=$(unit_prop mfrd ExecMainStartTimestampMonotonic)
-	a=$(unit_prop mfrd ActiveEnterTimestampMonotonic)
-	echo "mfrd started at $s us, active (READY) at $a us: $(((a - s) / 1000)) ms"
-	[ "$a" -gt 0 ] && [ $((a - s)) -lt 25000000 ]
-}
 check "READY promptly, not after ready_timeout (30 s)" ready_prompt
 typo_logged() {
 	journalctl -b MESSAGE_ID=$MSG_CONFIG_REJECTED -o cat | tee /dev/stderr |

@@ -93,6 +93,19 @@ static void end(void)
 	put("\0", 2);
 }
 
+/* Two DIMMs, each mapped "not interleaved" to 4 GiB, in an array WIDTH wide. */
+static struct mfrd_dimms *two_dimms(uint8_t width)
+{
+	len = 0;
+	array(width);
+	device(0x1100, 4096, "DIMM_A1", "BANK 0", "SN-A1", "PN-1");
+	device(0x1101, 4096, "DIMM_B1", "BANK 1", "SN-B1", "PN-1");
+	mapped(0, 4 * 1024 * 1024 - 1, 0x1100);
+	mapped(4 * 1024 * 1024, 8 * 1024 * 1024 - 1, 0x1101);
+	end();
+	return mfrd_dimms_parse(table, len);
+}
+
 int main(void)
 {
 	struct mfrd_dimms *m;
@@ -106,27 +119,13 @@ int main(void)
 	 * interleaved" anyway: its array is two devices wide, so no address
 	 * is on one DIMM that can be named.
 	 */
-	len = 0;
-	array(2);
-	device(0x1100, 4096, "DIMM_A1", "BANK 0", "SN-A1", "PN-1");
-	device(0x1101, 4096, "DIMM_B1", "BANK 1", "SN-B1", "PN-1");
-	mapped(0, 4 * 1024 * 1024 - 1, 0x1100);
-	mapped(4 * 1024 * 1024, 8 * 1024 * 1024 - 1, 0x1101);
-	end();
-	m = mfrd_dimms_parse(table, len);
+	m = two_dimms(2);
 	CHECK(m && mfrd_dimm_lookup(m, 0x12345000, &d) == -1,
 	      "0/0 in an array two devices wide (channel interleaving): unknown");
 	mfrd_dimms_free(m);
 
 	/* Two DIMMs, each mapped to 4 GiB. */
-	len = 0;
-	array(1);
-	device(0x1100, 4096, "DIMM_A1", "BANK 0", "SN-A1", "PN-1");
-	device(0x1101, 4096, "DIMM_B1", "BANK 1", "SN-B1", "PN-1");
-	mapped(0, 4 * 1024 * 1024 - 1, 0x1100);
-	mapped(4 * 1024 * 1024, 8 * 1024 * 1024 - 1, 0x1101);
-	end();
-	m = mfrd_dimms_parse(table, len);
+	m = two_dimms(1);
 	CHECK(m != NULL, "a table with two DIMMs parses");
 	CHECK(mfrd_dimm_lookup(m, 0x12345000, &d) == 0, "an address below 4 GiB");
 	CHECK_STR(d.label, "BANK 0/DIMM_A1", "is on DIMM_A1");

@@ -19,7 +19,7 @@
 #include <linux/capability.h>
 
 #include "mfrd-store-recover.h"
-#include "unit.h"
+#include "unit-sql.h"
 
 #define BOOT_A	"0b5c8f0e1f6a4e7c9d3b2a1908f7e6d5"
 #define BOOT_B	"5d6e7f8091a2b3c4d5e6f708192a3b4c"
@@ -51,33 +51,7 @@ static void make_store(const char *path)
 	mfrd_store_close(s);
 }
 
-static void sql(const char *path, const char *q)
-{
-	sqlite3 *db;
 
-	if (sqlite3_open(path, &db) || sqlite3_exec(db, q, NULL, NULL, NULL)) {
-		printf("not ok - %s: %s: %s\n", path, q, sqlite3_errmsg(db));
-		exit(1);
-	}
-	sqlite3_close(db);
-}
-
-/* The first column of the first row, as an integer (-1: none). */
-static long long sql_int(const char *path, const char *q)
-{
-	sqlite3_stmt *st;
-	sqlite3 *db;
-	long long v = -1;
-
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, q, -1, &st, NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			v = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-	}
-	sqlite3_close(db);
-	return v;
-}
 
 /* The files in dir whose name starts with prefix. */
 static int count_files(const char *dir, const char *prefix)

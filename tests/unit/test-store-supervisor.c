@@ -17,38 +17,12 @@
 #include <systemd/sd-event.h>
 
 #include "mfrd-store-supervisor.h"
-#include "unit.h"
+#include "unit-sql.h"
 
 #define BOOT_A	"aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa"
 #define BOOT_B	"bbbbbbbb-bbbb-bbbb-bbbb-bbbbbbbbbbbb"
 
-static long long sql_int(const char *path, const char *q)
-{
-	sqlite3 *db;
-	sqlite3_stmt *st;
-	long long v = -1;
 
-	if (sqlite3_open(path, &db) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, q, -1, &st, NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			v = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-	}
-	sqlite3_close(db);
-	return v;
-}
-
-static void sql(const char *path, const char *q)
-{
-	sqlite3 *db;
-
-	if (sqlite3_open(path, &db) != SQLITE_OK ||
-	    sqlite3_exec(db, q, NULL, NULL, NULL) != SQLITE_OK) {
-		printf("not ok - %s: %s\n", q, sqlite3_errmsg(db));
-		exit(1);
-	}
-	sqlite3_close(db);
-}
 
 static int put_pfn(struct mfrd_store *s, void *arg)
 {

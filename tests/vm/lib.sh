@@ -171,3 +171,20 @@ kernel_func_range() {
 		index(names, " " $3 " ") { found = 1; start = $1 }' "$map")
 	[ -n "$end" ] && printf '%x %x\n' $((0x$start + off)) $((0x$end + off))
 }
+
+# notify_listener SOCKET LOG: a systemd notify socket of our own; each
+# datagram becomes a line of LOG, "SECONDS-SINCE-START MSG|MSG".  Sets
+# $listener to its pid.
+notify_listener() {
+	"$PYTHON" - "$1" >"$2" <<'PY' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+t0 = time.monotonic()
+while True:
+    m = s.recv(4096).decode().replace('\n', '|')
+    print('%.3f %s' % (time.monotonic() - t0, m), flush=True)
+PY
+	listener=$!
+	for _ in $(seq 100); do [ -S "$1" ] && break; sleep 0.1; done
+}

@@ -33,16 +33,7 @@ metrics_interval = 2
 ready_timeout = 600
 EOF
 printf '[rule]\nname-glob = guest-ram*\naction = keep\n' >"$T/rules/10-vms.conf"
-"$PYTHON" - "$T/notify.sock" >"$T/notify" <<'PY' &
-import socket, sys, time
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-t0 = time.monotonic()
-while True:
-    m = s.recv(4096).decode().replace('\n', '|')
-    print('%.3f %s' % (time.monotonic() - t0, m), flush=True)
-PY
-listener=$!
+notify_listener "$T/notify.sock" "$T/notify"
 mfrd_pid=
 # The module's rate limit low (as a busy host's would be reached): the
 # tenant's notifications mostly suppressed, each a generation gap.
@@ -60,7 +51,6 @@ cleanup() {
 }
 trap cleanup EXIT
 del_all_rules
-for _ in $(seq 100); do [ -S "$T/notify.sock" ] && break; sleep 0.1; done
 
 RUNTIME_DIRECTORY=$T/run NOTIFY_SOCKET=$T/notify.sock WATCHDOG_USEC=20000000 \
 	"$mfrd" --config "$T/mfrd.conf" --rules-dir "$T/rules" >"$T/log" 2>&1 &
