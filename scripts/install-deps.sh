@@ -11,6 +11,7 @@ VIRTME_NG_VERSION=1.42
 daemon_packages=(
 	make gcc libc6-dev pkg-config libnl-3-dev libnl-genl-3-dev libjson-c-dev
 	libsmartcols-dev libsqlite3-dev libsystemd-dev libudev-dev groff-base
+	uthash-dev
 )
 # --deb: that, and what "make deb" and its lintian check use.
 deb_packages=(debhelper dh-dkms dpkg-dev lintian)
@@ -44,7 +45,7 @@ packages=(
 	# man page checks
 	groff-base
 	# mfrd
-	libsqlite3-dev libsystemd-dev libudev-dev
+	libsqlite3-dev libsystemd-dev libudev-dev uthash-dev
 	# promtool: the metrics file and the example alerting rules
 	prometheus
 	# make e2e: kernel .debs (bindeb-pkg), the Debian 12 guest image;

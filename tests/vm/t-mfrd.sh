@@ -315,8 +315,9 @@ stop_mfrd
 section a memfd name set by a tenant
 # ---- a memfd name with a newline and a line of its own: the log (stderr
 # here) keeps one line per entry, the name escaped
+: >"$T/notify"
 start_mfrd
-wait_until 60 notified '^READY=1'
+notified_within 60 '^READY=1'
 "$script" "$(printf 'guest-ram-x\nmfrd: forged line')" 1 poison:1 "ready:$T/nl" close >/dev/null
 check "a memfd name with a newline: its entries escaped (\\x0a), one line each" \
 	wait_until 20 logged 'MFR_MEMFD=guest-ram-x\\x0amfrd: forged line'
