@@ -250,8 +250,12 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *arg)
 		check_connection(d);
 	if (!d->connected && module_live())
 		mfrd_module_try_connect(d);
-	if (d->connected && d->need_reconcile)
-		d->need_reconcile = mfrd_reconcile(d, "retry") < 0;
+	/* A reconcile that failed (a dump cut short by a tenant's churn):
+	 * again, but no more often than any other. */
+	if (d->connected && d->need_reconcile) {
+		d->need_reconcile = false;
+		mfrd_reconcile_soon(d, "retry");
+	}
 	sd_event_source_set_time_relative(s, TICK_USEC);
 	sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 	return 0;
