@@ -540,8 +540,8 @@ int mfrd_sup_write(struct mfrd_store_sup *sup, mfrd_sup_write_fn fn,
 {
 	char error[sizeof(sup->last_error)];
 
-	/* At most once per place a record can go. */
-	for (int tries = 0; tries <= MFRD_SUP_MEMORY; tries++) {
+	/* Once per place a record can go, and once more after the reserve. */
+	for (int tries = 0; tries <= MFRD_SUP_MEMORY + 1; tries++) {
 		if (!mfrd_store_begin(sup->store)) {
 			if (!fn(sup->store, arg) &&
 			    (!sup->incident_due ||
