@@ -9,6 +9,8 @@
 # state directory full at the first error (no exit, no restart loop, no
 # record lost), and the boot offlining of pfns recorded in earlier boots.
 # STATUS= and READY= are read from a NOTIFY_SOCKET of our own.
+# 600 s once with three other VMs on the machine's two cores:
+# vm-timeout: 1500
 . ./lib.sh
 
 # The runner shows the last lines of a failure; all of it stays here
