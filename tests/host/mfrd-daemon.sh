@@ -767,14 +767,21 @@ MFRD_SYSFS_MEMORY=$tmp/slowmem MFRD_KPAGEFLAGS=$tmp/none \
 	"$mfrd" --config "$tmp/slowoff.conf" --rules-dir "$tmp/rules" >"$tmp/slowoff.log" 2>&1 &
 pid=$!
 wait_for 30 test -e "$tmp/slowmem/soft_offline_page.started" || fail "slow offlining: mfrd never wrote soft_offline_page"
+pass_t0=$(date +%s%N)
 slowest=$(max_reload_ms "$reader")
 reap "$reader" 150 || fail "slow offlining: the reader did not end"
+pass_ms=$((($(date +%s%N) - pass_t0) / 1000000))
 [ "$(cat "$tmp/slowmem/count")" = 3000 ] && ok "slow offlining: all 3000 pfns written to soft_offline_page" ||
 	fail "slow offlining: $(cat "$tmp/slowmem/count") pfns"
 # One write can wait most of a second here (the pipe frees a page only
-# once it is read whole); the whole pass takes about ten.
-[ "$slowest" -lt 3000 ] && ok "slow offlining: reloads answered during it, the slowest in $slowest ms" ||
-	fail "slow offlining: a reload took $slowest ms during boot offlining"
+# once it is read whole; under a load of 16 on two cores, over 3 s); the
+# whole pass takes about ten, longer loaded.  A loop held for the pass
+# would answer a reload only at its end: the slowest answer must be well
+# within the pass (a third of it), 3 s allowed in any case.
+bound=$((pass_ms / 3 > 3000 ? pass_ms / 3 : 3000))
+[ "$slowest" -lt "$bound" ] &&
+	ok "slow offlining: reloads answered during it, the slowest in $slowest ms (pass $pass_ms ms)" ||
+	fail "slow offlining: a reload took $slowest ms during boot offlining (pass $pass_ms ms)"
 if wait_for 10 grep -q 'MFR_OFFLINED=3000 ' "$tmp/slowoff.log" &&
 	wait_for 10 grep -q 'started: 1 rules' "$tmp/slowoff.log" &&
 	[ "$(grep -n 'MFR_OFFLINED=3000 ' "$tmp/slowoff.log" | cut -d: -f1)" -lt "$(grep -n 'started: 1 rules' "$tmp/slowoff.log" | cut -d: -f1)" ]; then
