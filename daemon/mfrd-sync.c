@@ -659,15 +659,18 @@ static bool readable(int fd)
 }
 
 /*
- * Owners of the batch's pages the cache does not know: one memfd-get
- * dump for them all, before the store's transaction.
+ * Owners of the batch's new pages the cache does not know: one memfd-get
+ * dump for them all, before the store's transaction.  Only a new page
+ * needs its owner (an upsert keeps the one recorded), and a dump of
+ * every memfd a tenant holds is not to be paid for the others.
  */
 static void batch_owners(struct batch *b)
 {
 	struct wanted w = { 0 };
 
 	for (size_t i = 0; i < b->n; i++)
-		if (b->v[i].set == &mfr_attr_sets[MFR_SET_POISON] &&
+		if ((b->v[i].cmd == MFR_CMD_PAGE_POISONED_NTF ||
+		     b->v[i].cmd == MFR_CMD_BUDGET_EXCEEDED_NTF) &&
 		    b->v[i].tb[MFR_A_POISON_INODE] &&
 		    !memfd_find(b->d, b->v[i].inode))
 			want(&w, b->v[i].inode);
@@ -901,10 +904,15 @@ int mfrd_reconcile(struct mfrd *d, const char *why)
 	ret = mfr_genl_dump(d->req, MFR_CMD_POISON_GET, page_cb, &pages);
 	if (ret)
 		goto genl_failed;
-	/* Owners of pages, not of every memfd a tenant made. */
+	/*
+	 * Owners of pages new to the store, not of every memfd a tenant
+	 * made: an upsert keeps a recorded page's owner, and the memfd of
+	 * an old page is most often gone.
+	 */
 	for (size_t i = 0; i < pages.n; i++)
 		if ((pages.v[i].has & MFRD_HAS_INODE) &&
-		    !memfd_find(d, pages.v[i].inode))
+		    !memfd_find(d, pages.v[i].inode) &&
+		    mfrd_store_has_page(mfrd_store(d), pages.v[i].pfn) == 0)
 			want(&w, pages.v[i].inode);
 	memfds_dump(d, &w);
 	free(w.v);

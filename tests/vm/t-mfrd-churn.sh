@@ -90,8 +90,9 @@ echo "# $((waves * per)) memfds in $elapsed s; notifications suppressed: $suppre
 check "premise: the tenant's notifications were rate-limited ($suppressed suppressed)" \
 	test "$suppressed" -gt $((waves * per))
 check "mfrd never died nor was restarted (same pid $mfrd_pid)" kill -0 "$mfrd_pid"
-check "watchdog: WATCHDOG=1 never more than 10 s apart (WATCHDOG_USEC 20 s)" \
-	awk '/WATCHDOG=1/ { if (last && $1 - last > 10) bad = 1; last = $1 } END { exit bad }' "$T/notify"
+gap=$(awk '/WATCHDOG=1/ { if (last && $1 - last > max) max = $1 - last; last = $1 } END { printf "%.1f", max }' "$T/notify")
+check "watchdog: WATCHDOG=1 never more than 10 s apart (WATCHDOG_USEC 20 s; the longest gap $gap s)" \
+	awk -v g="$gap" 'BEGIN { exit !(g <= 10) }'
 check "RSS bounded: at most 24 MiB over its start ($rss0 -> max $max_rss kB)" \
 	test $((max_rss - rss0)) -le $((24 * 1024))
 last=$(rss)
