@@ -380,6 +380,23 @@ int mfrd_sup_open(struct mfrd_store_sup **supp, const char *state_dir,
 	    asprintf(&sup->reserve, "%s/" RESERVE, state_dir) < 0)
 		abort();
 	sup->standins[1] = runtime_standin(sup->path);
+	/*
+	 * The file fails to open for room (SQLite's shared-memory file on a
+	 * full disk): the reserve is what that room is for.
+	 */
+	memset(&r, 0, sizeof(r));
+	used = -1;
+	if (!mfrd_store_open(sup->path, boot_id, &sup->store, &r.error,
+			     &r.fault))
+		goto opened;
+	if (r.fault == MFRD_STORE_UNAVAILABLE && !unlink(sup->reserve)) {
+		mfrd_logf(LOG_CRIT, MFRD_MSGID_STORE_RECOVERED,
+			  "the store %s did not open (%s): mfrd released its reserve of %d KiB beside it and tries again; make room there",
+			  sup->path, r.error, RESERVE_BYTES >> 10);
+		sup->incident_due = true;
+		remember_incident(sup, r.fault, r.error, NULL, 0);
+	}
+	mfrd_store_recovery_free(&r);
 	if (mfrd_store_open_or_recover(sup->path,
 				       (const char *const *)sup->standins,
 				       boot_id, &sup->store, &used, &r)) {
@@ -389,7 +406,11 @@ int mfrd_sup_open(struct mfrd_store_sup **supp, const char *state_dir,
 		mfrd_sup_close(sup);
 		return -1;
 	}
+opened:
 	sup->where = r.in_memory ? where_of(used) : MFRD_SUP_FILE;
+	/* Not on the file after all: the start's incident says it. */
+	if (sup->where != MFRD_SUP_FILE)
+		sup->incident_due = false;
 	if (r.fault != MFRD_STORE_OK) {
 		sup->errors++;
 		sup->locked = r.fault == MFRD_STORE_LOCKED;
