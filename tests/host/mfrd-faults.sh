@@ -33,7 +33,7 @@ make_store() { # DB N
 	mfrd_conf "$d.conf" "$d" "$d.prom" "ready_without_module = yes"
 	"$mfrd" --config "$d.conf" --rules-dir "$tmp/rules" >"$d.log" 2>&1 &
 	pid=$!
-	wait_for 30 grep -q '^mfrd: started' "$d.log" || fail "make_store: mfrd did not start"
+	wait_for 30 grep -qs '^mfrd: started' "$d.log" || fail "make_store: mfrd did not start"
 	stop_mfrd "make_store" "$d.log" >/dev/null
 	python3 - "$d/mfrd.db" "$2" "$boot" <<'EOP'
 import sqlite3, sys
