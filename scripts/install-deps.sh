@@ -13,7 +13,9 @@ daemon_packages=(
 	libsmartcols-dev libsqlite3-dev libsystemd-dev libudev-dev groff-base
 )
 # --deb: that, and what "make deb" and its lintian check use.
-deb_packages=(debhelper dh-dkms dpkg-dev lintian)
+# (systemd and udev: the pkg-config files naming their directories, which
+# Debian 13 has in systemd-dev)
+deb_packages=(debhelper dh-dkms dpkg-dev lintian systemd udev)
 only_daemon=
 case "${1:-}" in
 --daemon) only_daemon=1 ;;
