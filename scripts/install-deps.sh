@@ -12,10 +12,15 @@ daemon_packages=(
 	make gcc libc6-dev pkg-config libnl-3-dev libnl-genl-3-dev libjson-c-dev
 	libsmartcols-dev libsqlite3-dev libsystemd-dev libudev-dev groff-base
 )
-# --deb: that, and what "make deb" and its lintian check use.
-# (systemd and udev: the pkg-config files naming their directories, which
-# Debian 13 has in systemd-dev)
-deb_packages=(debhelper dh-dkms dpkg-dev lintian systemd udev)
+# --deb: that, and what "make deb" and its lintian check use; the
+# pkg-config files naming systemd's and udev's directories are in systemd
+# and udev on Debian 12, in systemd-dev from Debian 13 on.
+deb_packages=(debhelper dh-dkms dpkg-dev lintian)
+if [ "$(host_suite)" = bookworm ]; then
+	deb_packages+=(systemd udev)
+else
+	deb_packages+=(systemd-dev)
+fi
 only_daemon=
 case "${1:-}" in
 --daemon) only_daemon=1 ;;

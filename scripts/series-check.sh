@@ -70,7 +70,7 @@ else
 		# "linux-source-6.12 | VERSION | URI SUITE/main amd64 Packages"
 		awk -F'|' -v d="$d" '{
 			gsub(/ /, "", $2); split($3, w, " "); sub(/\/.*/, "", w[2])
-			from[$2] = (($2 in from) ? from[$2] "," : "") w[2]
+			if ($2 in from) from[$2] = from[$2] "," w[2]; else from[$2] = w[2]
 		}
 		END { for (v in from) print d, v, from[v] }' <<<"$out"
 	done >"$cache/versions"
