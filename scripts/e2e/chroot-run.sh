@@ -30,6 +30,8 @@ root=$1
 binds=$2
 shift 2
 mount -t proc proc "$root/proc"
+# apt logs through a terminal of its own.
+mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts "$root/dev/pts"
 while IFS= read -r d; do
 	[ -n "$d" ] || continue
 	mkdir -p "$root$d"
