@@ -17,7 +17,7 @@ late_premise() { [ ! -e "$late_cg" ] && refused_at_start; }
 check "premise: /e2e-late.slice did not exist; mfr.ko refused the rules at mfrd's start" late_premise
 ready_bounded() {
 	local s a
-	s=$(unit_prop mfrd ExecMainStartTimestampMonotonic)
+	s=$(mfrd_exec_usec)
 	a=$(unit_prop mfrd ActiveEnterTimestampMonotonic)
 	echo "mfrd started at $s us, active (READY) at $a us: $(((a - s) / 1000)) ms"
 	[ "$a" -gt 0 ] && [ $((a - s)) -ge 29000000 ] && [ $((a - s)) -le 60000000 ]
