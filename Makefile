@@ -135,14 +135,18 @@ dkms-install:
 
 # mfr-dkms and mfrd .debs (debian/) into build/deb, built from a copy of
 # the tracked files so that dpkg-buildpackage writes nothing outside build/.
-DEB_SRC = build/deb/mfr-$(MFR_VERSION)
+# DEB_CHROOT: build them in that chroot of another distribution instead
+# (make e2e E2E_DIST=trixie), into DEB_DIR.
+DEB_DIR ?= build/deb
+DEB_SRC = $(DEB_DIR)/mfr-$(MFR_VERSION)
 deb:
-	scripts/install-deps.sh --deb
-	rm -rf build/deb && mkdir -p $(DEB_SRC)
+	$(if $(DEB_CHROOT),,scripts/install-deps.sh --deb)
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)
 	git ls-files -z --cached --others --exclude-standard | \
 		grep -zv '^build/' | xargs -0 cp --parents -t $(DEB_SRC)
-	cd $(DEB_SRC) && dpkg-buildpackage -b -us -uc
-	ls build/deb/*.deb
+	$(if $(DEB_CHROOT),scripts/e2e/chroot-run.sh $(DEB_CHROOT) env -C $(abspath $(DEB_SRC)),cd $(DEB_SRC) &&) \
+		dpkg-buildpackage -b -us -uc
+	ls $(DEB_DIR)/*.deb
 
 # Two non-debug kernels, with and without the series, and one VM each
 # (bench/run.sh); writes bench/RESULTS.md.

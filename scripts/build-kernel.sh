@@ -32,10 +32,11 @@ if [ "$(cat "$dir/.built" 2>/dev/null)" = "$key" ] && [ -z "$prepare_only" ]; th
 	exit 0
 fi
 
-base=$(sed -n 's/^Debian package linux-source-6.12 \([^ ]*\).*/\1/p' "$MFR_SERIES_DIR/BASE")
+suite=$(host_suite)
+base=$(base_version "$suite")
 have=$(linux_source_version)
 [ "$base" = "$have" ] ||
-	echo "warning: series made against linux-source-6.12 $base, building on $have" >&2
+	echo "warning: series made against $suite's linux-source-6.12 ${base:-(none in BASE)}, building on $have" >&2
 
 if [ "$(cat "$dir/.patched" 2>/dev/null)" != "$key" ]; then
 	rm -f "$dir/.built" "$dir/.patched"

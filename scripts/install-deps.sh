@@ -13,8 +13,15 @@ daemon_packages=(
 	libsmartcols-dev libsqlite3-dev libsystemd-dev libudev-dev groff-base
 	uthash-dev
 )
-# --deb: that, and what "make deb" and its lintian check use.
+# --deb: that, and what "make deb" and its lintian check use; the
+# pkg-config files naming systemd's and udev's directories are in systemd
+# and udev on Debian 12, in systemd-dev from Debian 13 on.
 deb_packages=(debhelper dh-dkms dpkg-dev lintian)
+if [ "$(host_suite)" = bookworm ]; then
+	deb_packages+=(systemd udev)
+else
+	deb_packages+=(systemd-dev)
+fi
 only_daemon=
 case "${1:-}" in
 --daemon) only_daemon=1 ;;

@@ -45,8 +45,22 @@ kernel_key() {
 # is patched into it in place and rebuilt incrementally (.patched and
 # .built hold the kernel_key of what it holds), and ccache hits, since
 # every path stays the same.
+# MFR_KERNEL_SUITE names another distribution's linux-source-6.12 (the
+# trixie build of make e2e, in that distribution's chroot): a tree of its
+# own beside the host's.
 kernel_dir() {
-	echo "$MFR_CACHE/kernel/$KERNEL_FLAVOR"
+	echo "$MFR_CACHE/kernel/${MFR_KERNEL_SUITE:+$MFR_KERNEL_SUITE-}$KERNEL_FLAVOR"
+}
+
+# The distribution this runs on (bookworm, trixie), from os-release.
+host_suite() {
+	(. /etc/os-release && echo "${VERSION_CODENAME:-unknown}")
+}
+
+# base_version SUITE: the linux-source-6.12 version kernel-hooks/BASE
+# names for that distribution (bookworm, trixie); empty if none.
+base_version() {
+	sed -n "s/^Debian package linux-source-6.12 \([^ ]*\) ($1[-;)].*/\1/p" "$MFR_SERIES_DIR/BASE"
 }
 
 # Userspace tools come from Debian (python3-yaml, python3-jsonschema) and a

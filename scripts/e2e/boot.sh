@@ -8,7 +8,8 @@
 #
 #   boot.sh OUT_DIR SHARE_DIR
 # Environment: E2E_TIMEOUT seconds (5400), E2E_MEM (2G), E2E_CPUS (2),
-#   E2E_APPEND extra kernel command line.
+#   E2E_CPU (max,vendor=GenuineIntel; "max" is AMD, with SVM for KVM
+#   guests), E2E_APPEND extra kernel command line.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 
@@ -21,7 +22,7 @@ E2E_TIMEOUT=${E2E_TIMEOUT:-5400}
 append="console=ttyS0 root=/dev/vda rw rootfstype=ext4 panic=-1 loglevel=5"
 append+=" hugepages=64 ${E2E_APPEND:-}"
 exec timeout -k 10 "$E2E_TIMEOUT" qemu-system-x86_64 \
-	-machine q35 -accel tcg -cpu max,vendor=GenuineIntel \
+	-machine q35 -accel tcg -cpu "${E2E_CPU:-max,vendor=GenuineIntel}" \
 	-smp "${E2E_CPUS:-2}" -m "${E2E_MEM:-2G}" \
 	-nodefaults -no-user-config -display none -monitor none \
 	-serial "file:$out/serial.log" \

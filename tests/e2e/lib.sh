@@ -67,6 +67,17 @@ sys.exit(0 if ok else 1)' "$1"
 sql() { sqlite3 -batch -noheader -cmd '.timeout 10000' "$DB" "$@"; }
 boot_id() { cat /proc/sys/kernel/random/boot_id; }
 unit_prop() { systemctl show -p "$2" --value "$1"; }
+# When mfrd's own code started (CLOCK_MONOTONIC, us).  systemd 256 and
+# later fork a systemd-executor that sets the unit's sandbox up and only
+# then executes mfrd (tens of seconds under TCG on a loaded host):
+# ExecMainHandoffTimestamp.  Before (Debian 12's 252), the fork is the
+# start: ExecMainStartTimestamp.
+mfrd_exec_usec() {
+	local t
+	t=$(unit_prop mfrd ExecMainHandoffTimestampMonotonic)
+	[ -n "$t" ] && [ "$t" != 0 ] || t=$(unit_prop mfrd ExecMainStartTimestampMonotonic)
+	echo "$t"
+}
 
 # The module's records as "pfn inode offset state" lines, sorted.
 module_poison() {
@@ -224,7 +235,7 @@ check_store_left_at_boot() {
 # boot, before its ready_timeout (30 s) could have run out.
 ready_prompt() {
 	local s a
-	s=$(unit_prop mfrd ExecMainStartTimestampMonotonic)
+	s=$(mfrd_exec_usec)
 	a=$(unit_prop mfrd ActiveEnterTimestampMonotonic)
 	echo "mfrd started at $s us, active (READY) at $a us: $(((a - s) / 1000)) ms"
 	[ "$a" -gt 0 ] && [ $((a - s)) -lt 25000000 ]

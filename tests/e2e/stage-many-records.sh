@@ -81,7 +81,7 @@ many_logged() { many_entry=$(offlining_entry "$many_t0"); [ -n "$many_entry" ]; 
 wait_until 30 many_logged
 many_took() {
 	local s t
-	s=$(unit_prop mfrd ExecMainStartTimestampMonotonic)
+	s=$(mfrd_exec_usec)
 	t=$(echo "$many_entry" | jfield __MONOTONIC_TIMESTAMP)
 	echo "mfrd started at $s us, boot offlining logged at $t us: $(((t - s) / 1000000)) s"
 	[ -n "$t" ] && [ $((t - s)) -gt 30000000 ]

@@ -36,12 +36,14 @@ check "... mfrd pushed the rules" wait_until 60 bash -c \
 # The upgrade: the same package with a higher version and a changed unit.
 up_dir=$(mktemp -d)
 up_ver=$pkg_ver+e2e1
+# /lib/systemd/system on Debian 12, /usr/lib/systemd/system on 13.
+up_unit=$up_dir/pkg$(dpkg-deb -c "$pkg_deb" | awk '{ print $6 }' |
+	sed -n 's|^\.\(.*/systemd/system/mfrd\.service\)$|\1|p')
 make_upgrade() {
 	dpkg-deb -R "$pkg_deb" "$up_dir/pkg" &&
 		sed -i "s/^Version: .*/Version: $up_ver/" "$up_dir/pkg/DEBIAN/control" &&
-		sed -i 's/^\[Service\]$/[Service]\nEnvironment=MFRD_E2E_UNIT=upgraded/' \
-			"$up_dir/pkg/lib/systemd/system/mfrd.service" &&
-		grep -qx 'Environment=MFRD_E2E_UNIT=upgraded' "$up_dir/pkg/lib/systemd/system/mfrd.service" &&
+		sed -i 's/^\[Service\]$/[Service]\nEnvironment=MFRD_E2E_UNIT=upgraded/' "$up_unit" &&
+		grep -qx 'Environment=MFRD_E2E_UNIT=upgraded' "$up_unit" &&
 		(cd "$up_dir/pkg" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' |
 			xargs -0 md5sum >DEBIAN/md5sums) &&
 		dpkg-deb -b "$up_dir/pkg" "$up_dir/mfrd_${up_ver}_amd64.deb"

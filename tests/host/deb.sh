@@ -70,8 +70,12 @@ grep -q 'DKMS_NAME=mfr' "$tmp/dkms-ctl/postinst" && ok "mfr-dkms: dh_dkms postin
 dpkg-deb -f "$dkms_deb" Depends | grep -q 'dkms' && ok "mfr-dkms depends on dkms" ||
 	fail "mfr-dkms does not depend on dkms"
 
-for f in /usr/sbin/mfrd /usr/sbin/mfrctl /lib/systemd/system/mfrd.service \
-	/lib/udev/rules.d/60-mfr.rules /usr/lib/modules-load.d/mfr.conf \
+# The unit and the rule where this distribution's systemd and udev look
+# for packaged ones (/lib on Debian 12, /usr/lib on 13).
+unitdir=$(pkg-config --variable=systemdsystemunitdir systemd)
+udevdir=$(pkg-config --variable=udevdir udev)
+for f in /usr/sbin/mfrd /usr/sbin/mfrctl "$unitdir/mfrd.service" \
+	"$udevdir/rules.d/60-mfr.rules" /usr/lib/modules-load.d/mfr.conf \
 	/usr/share/man/man8/mfrd.8.gz /usr/share/man/man8/mfrctl.8.gz \
 	/usr/share/man/man5/mfrd.conf.5.gz /usr/lib/systemd/catalog/mfrd.catalog \
 	/usr/share/doc/mfr/examples/10-vms.conf /etc/mfrd/mfrd.conf \
@@ -145,7 +149,7 @@ for bin in usr/sbin/mfrd usr/sbin/mfrctl; do
 	[ -z "$missing" ] && ok "/$bin: PIE, RELRO, BIND_NOW, stack protector, FORTIFY" ||
 		fail "/$bin lacks:$missing"
 done
-grep -qx 'ExecStart=/usr/sbin/mfrd' "$tmp/mfrd/lib/systemd/system/mfrd.service" &&
+grep -qx 'ExecStart=/usr/sbin/mfrd' "$tmp/mfrd$unitdir/mfrd.service" &&
 	ok "mfrd: unit runs /usr/sbin/mfrd" || fail "mfrd: unit ExecStart"
 
 [ "$failed" = 0 ] && echo "all package checks passed"

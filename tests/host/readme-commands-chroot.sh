@@ -2,27 +2,34 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # The README's two commands, read from README.md, on a stock Debian 12
-# whose package lists are empty (Debian's container image, cloud images
-# before their first update): a "debootstrap --variant=minbase bookworm"
-# chroot with nothing in /var/lib/apt/lists.  Each line runs in a fresh
-# copy twice: as root on a system without sudo, and as a user with
-# passwordless sudo (as cloud images set one up).  apt runs for real, from
-# the Debian mirror the host's apt uses (scripts/debian-mirror.sh); a
-# stand-in for make ahead of /usr/bin on PATH records how it was started
-# and stops the line there.  Then make must be installed.
+# and a stock Debian 13 whose package lists are empty (Debian's container
+# images, cloud images before their first update): a "debootstrap
+# --variant=minbase bookworm" (and "trixie") chroot with nothing in
+# /var/lib/apt/lists.  Each line runs in a fresh copy: as root on a
+# system without sudo, and as a user with passwordless sudo (as cloud
+# images set one up); Debian 12 gets all four cases, Debian 13 the make
+# demo line as root and the make test line as the user (each line once,
+# each kind of user once: the apt part of the two lines is the same).
+# apt runs for real, from the Debian mirror the host's apt uses
+# (scripts/debian-mirror.sh); a stand-in for make ahead of /usr/bin on
+# PATH records how it was started and stops the line there.  Then make
+# must be installed.  The two distributions run side by side (most of
+# the time is waiting for the mirror and dpkg).
 #
 # The pristine chroot is cached as a tarball in $MFR_CACHE/readme-chroot,
-# keyed by what shapes it: the mirror, the architecture, debootstrap's
-# version, the point release the host's apt lists name, and the recipe
-# (build_pristine).  Building it takes a minute or two, unpacking it
-# seconds; each case is an overlay on the unpacked tree, not a copy.
-# Needs root (debootstrap, chroot, mount) and overlayfs; re-runs itself
-# through sudo when not root.
+# keyed by what shapes it: the suite, the mirror, the architecture,
+# debootstrap's version, the point release the suite's package lists
+# name (scripts/suite-apt.sh), and the recipe (build_pristine).  Building
+# it takes a minute or two, unpacking it seconds; each case is an overlay
+# on the unpacked tree, not a copy.  Needs root (debootstrap, chroot,
+# mount) and overlayfs; re-runs itself through sudo when not root.
+#
+#   readme-commands-chroot.sh [SUITE [WHO:TARGET...]]
+#     SUITE bookworm or trixie; WHO root or user; TARGET demo or test
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/lib.sh"
 . "$MFR_ROOT/tests/host/lib-readme.sh"
 
-SUITE=bookworm
 cache=$MFR_CACHE/readme-chroot
 user=newcomer
 
@@ -34,6 +41,31 @@ fi
 command -v debootstrap >/dev/null ||
 	die "no debootstrap: scripts/install-deps.sh (make deps) installs it"
 
+# Both distributions, side by side; their output one after the other.
+if [ $# = 0 ]; then
+	logs=$(mktemp -d)
+	"$0" bookworm >"$logs/bookworm" 2>&1 &
+	bookworm=$!
+	"$0" trixie root:demo user:test >"$logs/trixie" 2>&1 &
+	trixie=$!
+	rc=0
+	wait "$bookworm" || rc=1
+	wait "$trixie" || rc=1
+	sed 's/^/bookworm: /' "$logs/bookworm"
+	sed 's/^/trixie: /' "$logs/trixie"
+	rm -rf "$logs"
+	[ "$rc" = 0 ] && echo "all README command checks passed on both distributions"
+	exit "$rc"
+fi
+SUITE=$1
+shift
+case $SUITE in
+bookworm | trixie) ;;
+*) die "SUITE: bookworm or trixie, not '$SUITE'" ;;
+esac
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] || cases=(root:demo root:test user:demo user:test)
+
 start=$SECONDS
 declare -A line
 line[demo]=$(readme_command demo)
@@ -42,7 +74,7 @@ mirror=$("$MFR_ROOT/scripts/debian-mirror.sh")
 arch=$(dpkg --print-architecture)
 echo "README, make demo: ${line[demo]}"
 echo "README, make test: ${line[test]}"
-echo "mirror (the host's apt): $mirror"
+echo "mirror (the host's apt): $mirror; suite $SUITE; cases ${cases[*]}"
 
 failed=0
 ok() { echo "ok - $1"; }
@@ -77,8 +109,8 @@ build_pristine() {
 	rm -rf "${1:?}"/var/lib/apt/lists/* "$1"/var/cache/apt/archives/*.deb
 	rm -f "$1/etc/resolv.conf"
 }
-point=$(apt-get indextargets --format '$(VERSION)' 'Identifier: Packages' \
-	"Repo-URI: $mirror/" "Codename: $SUITE" 2>/dev/null | head -n1)
+point=$("$MFR_ROOT/scripts/suite-apt.sh" "$SUITE" apt-get indextargets --format '$(VERSION)' \
+	'Identifier: Packages' "Repo-URI: $mirror/" "Codename: $SUITE" 2>/dev/null | head -n1)
 key=$({
 	echo "$SUITE $arch $mirror ${point:-unknown}"
 	dpkg-query -W -f '${Version}\n' debootstrap
@@ -90,7 +122,7 @@ tarball=$cache/$SUITE-minbase-$arch-$key.tar.gz
 # key may replace the tarball meanwhile.
 stock=$work/stock
 mkdir -p "$cache"
-exec 9>"$cache/.lock"
+exec 9>"$cache/.lock-$SUITE"
 flock 9
 if [ -f "$tarball" ]; then
 	echo "pristine chroot: $tarball (cached, $SUITE ${point:-point release unknown})"
@@ -103,7 +135,7 @@ else
 	for old in "$cache/$SUITE-minbase-"*.tar.gz; do
 		[ "$old" = "$tarball" ] || rm -f "$old"
 	done
-	[ -z "${SUDO_UID:-}" ] || chown "$SUDO_UID:$SUDO_GID" "$cache" "$cache/.lock" "$tarball"
+	[ -z "${SUDO_UID:-}" ] || chown "$SUDO_UID:$SUDO_GID" "$cache" "$cache/.lock-$SUITE" "$tarball"
 	echo "pristine chroot: built $tarball in $((SECONDS - t)) s"
 fi
 t=$SECONDS
@@ -247,10 +279,11 @@ run_case() {
 	rm -rf --one-file-system "$r" "$r.upper" "$r.ovwork"
 }
 
-for who in root user; do
-	for target in demo test; do
-		run_case "$who" "$target"
-	done
+for c in "${cases[@]}"; do
+	case $c in
+	root:demo | root:test | user:demo | user:test) run_case "${c%:*}" "${c#*:}" ;;
+	*) fail "unknown case '$c' (WHO:TARGET, WHO root or user, TARGET demo or test)" ;;
+	esac
 done
-[ "$failed" = 0 ] && echo "all README command checks passed"
+[ "$failed" = 0 ] && echo "all README command checks passed ($SUITE)"
 [ "$failed" = 0 ]
