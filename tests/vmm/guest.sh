@@ -27,6 +27,7 @@
 #   VMM_CPU        the guest's -cpu (host: AMD, which QEMU 10 gives SUCCOR)
 #   VMM_OUTER      the directory of requests to the outer emulator's monitor
 #                  (tests/vmm/outer-monitor.sh; build/vmm/outer-monitor)
+#   VMM_DEMO=1     progress lines "[demo-vm] ..." for make demo-vm
 set -u
 . "$MFR_ROOT/tests/vm/lib.sh"
 : "${VMM_DIR:?}"
@@ -43,6 +44,8 @@ results=$VMM_DIR/results
 # QEMU 10 refuses it on an AMD vCPU).
 OUTER_MCE="mce 0 1 0x9c00180000000000 0x0"
 
+# say TEXT: a progress line of make demo-vm (VMM_DEMO=1).
+say() { [ -z "${VMM_DEMO:-}" ] || echo "[demo-vm] $*"; }
 meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
 hp_free() { cat "$(hugepages_dir "$1")/free_hugepages"; }
 hp_total() { cat "$(hugepages_dir "$1")/nr_hugepages"; }
@@ -200,7 +203,8 @@ EOF
 start_mfrd() {
 	"$mfrd" --config "$T/mfrd.conf" --rules-dir "$RULES_DIR" >>"$T/log" 2>&1 &
 	mfrd_pid=$!
-	wait_until 60 bash -c "'$ctl' -j rules list | grep -q memory-backend-memfd"
+	wait_until 60 bash -c "'$ctl' -j rules list | grep -q memory-backend-memfd" || return
+	say "mfrd runs with the packaged rule file: $("$ctl" rules list | tail -n +2 | tr -s ' ' | head -n1)"
 }
 cleanup() {
 	[ -n "$mfrd_pid" ] && kill "$mfrd_pid" 2>/dev/null
@@ -244,6 +248,7 @@ scenario() {
 	local s2_before s2_after pv_b1 pv_b2 pv_a1 pv_a2 reset_result=no touched=
 	echo "# scenario $name, run $run: $optin, $size pages, guest $guest, QEMU $qemu (t=${SECONDS}s)"
 	qemu_premise "$qemu" || return
+	say "KVM runs nested (kvm_amd, nested paging); starting QEMU $qemu: guest $guest ($(cat "$image/version")), $size pages, -cpu $VMM_CPU"
 	if [ ! -f "$image/initramfs.cpio.gz" ]; then
 		fail "$name: no guest image $image (tests/vmm/image.sh $guest on the host)"
 		return
@@ -282,6 +287,7 @@ scenario() {
 		return
 	fi
 	free1=$(hp_free "$size")
+	say "the guest's checker filled its memory and verifies it pass after pass: $(grep -m1 '^MEMCHECK ready' "$d/serial" | cut -d' ' -f3-)"
 	check "$name: guest RAM is $npages $size hugepages (free $free0 -> $free1)" \
 		test $((free0 - free1)) = "$npages"
 	local memfd_line
@@ -308,6 +314,7 @@ scenario() {
 	fi
 	pfn=$(host_pfn "$qemu_pid" "$target")
 	check "$name: host pfn $pfn backs guest physical $target" test -n "$pfn"
+	say "mfrctl memfd list: $(tail -n +2 <<<"$("$ctl" memfd list)" | tr -s ' ')"
 	if [ -n "$pv" ]; then
 		pv_b1=$(pv_areas "$pfn"); sleep 3; pv_b2=$(pv_areas "$pfn")
 	fi
@@ -328,6 +335,7 @@ scenario() {
 		echo "$pfn" >/sys/kernel/debug/hwpoison/corrupt-pfn
 	else
 		echo "# inject: the outer emulator's deferred error at host physical $(printf 0x%x $((pfn * 4096))) (guest physical $target) (t=${SECONDS}s)"
+		say "an uncorrected memory error in host page $pfn under the guest (guest physical $target): the emulator's deferred error, found by the host kernel's MCE poller"
 		local said
 		said=$(outer "$OUTER_MCE $((pfn * 4096)) 0x8c")
 		check "$name: the outer monitor took the deferred error${said:+ ($said)}" test -z "$said"
@@ -341,6 +349,10 @@ scenario() {
 	wait_until $((${VMM_WAIT:-120} + 120)) bash -c "grep -qE '^MEMCHECK done|Kernel panic' '$d/serial' ||
 		! kill -0 $qemu_pid 2>/dev/null ||
 		[ \$(grep -ac '^\[.*Machine Check Exception' '$d/serial') -ge 20 ]"
+	say "host kernel: $(dmesg | tail -n +$((dmesg0 + 1)) | grep -m1 'Memory failure' | sed 's/^\[[^]]*\] //')"
+	say "QEMU: $(grep -m1 'Guest MCE' "$d/qemu.out")"
+	say "guest kernel: $(grep -am1 'Memory failure' "$d/serial" | sed 's/^MEMCHECK kmsg //; s/^\[[^]]*\] //')"
+	say "guest checker: $(grep -m1 '^MEMCHECK sigbus' "$d/serial" | cut -d' ' -f2-); then $(grep -m1 '^MEMCHECK done' "$d/serial" | cut -d' ' -f2-)"
 	if [ -n "$touch" ] && grep -q '^MEMCHECK done' "$d/serial"; then
 		wait_until $((TOUCH_TRIES * 20 + 60)) bash -c "grep -qE '^MEMCHECK touched|Kernel panic' '$d/serial' ||
 			! kill -0 $qemu_pid 2>/dev/null"
@@ -396,6 +408,7 @@ scenario() {
 	total1=$(hp_total "$size")
 	lost_kb=$(hugepage_lost_kb "$pfn" "$size")
 	dmesg | tail -n +$((dmesg0 + 1)) >"$d/host-dmesg"
+	say "QEMU quit: the hugepage is dissolved, the host lost $lost_kb KiB (pfn $pfn HWPoison), HardwareCorrupted +$((hc1 - hc0)) kB"
 	local ar_exact ar_all guest_kb spte=
 	[ -z "$touch" ] || spte=$(spte_over "$target" "$d/spte-trace")
 	ar_exact=$(grep -c "GUEST addr $target of type BUS_MCEERR_AR injected" "$d/qemu.out")
@@ -612,10 +625,13 @@ for s in ${VMM_SCENARIOS:-stock-2m-cpfn keep-2m-cpfn}; do
 	done
 done
 if [ -n "$mfrd_pid" ]; then
-	echo "# mfrd's log (the journal of a systemd host):"
-	cat "$T/log"
-	echo "# mfrctl history and metrics:"
-	"$ctl" history --db "$T/state/mfrd.db" 2>&1 | tail -n 5
-	grep -E '^mfr_' "$T/metrics/mfr.prom" | head -n 20
+	{
+		echo "# mfrd's log (the journal of a systemd host):"
+		cat "$T/log"
+		echo "# mfrctl poison list, history and metrics:"
+		"$ctl" poison list 2>&1
+		"$ctl" history --db "$T/state/mfrd.db" 2>&1 | tail -n 5
+		grep -E '^mfr_' "$T/metrics/mfr.prom" | grep -v ' 0$' | head -n 20
+	} | if [ -n "${VMM_DEMO:-}" ]; then sed 's/^/[demo-vm]   /'; else cat; fi
 fi
 finish
