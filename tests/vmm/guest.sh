@@ -44,6 +44,12 @@ results=$VMM_DIR/results
 # QEMU 10 refuses it on an AMD vCPU).
 OUTER_MCE="mce 0 1 0x9c00180000000000 0x0"
 
+# checked DESCRIPTION COMMAND...: check, and return whether it passed.
+checked() {
+	local before=$failures
+	check "$@"
+	[ "$failures" = "$before" ]
+}
 # say TEXT: a progress line of make demo-vm (VMM_DEMO=1).
 say() { [ -z "${VMM_DEMO:-}" ] || echo "[demo-vm] $*"; }
 meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
@@ -179,17 +185,20 @@ qemu_premise() {
 	fi
 	return "${qemu_ok[$q]}"
 }
-# run_qemu VERSION ARGS...: that QEMU, with its own firmware and modules.
+# run_qemu VERSION ARGS... &: that QEMU, with its own firmware and modules,
+# in the background; exec, so that $! is QEMU's pid.
 run_qemu() {
 	local root=$MFR_ROOT/build/vmm/qemu-$1
 	shift
 	QEMU_MODULE_DIR=$root/usr/lib/x86_64-linux-gnu/qemu \
-		"$root/usr/bin/qemu-system-x86_64" -L "$root/usr/share/qemu" -L "$root/usr/share/seabios" "$@"
+		exec "$root/usr/bin/qemu-system-x86_64" -L "$root/usr/share/qemu" -L "$root/usr/share/seabios" "$@"
 }
 
 mfrd_pid=
-T=$VMM_DIR/mfrd
-rm -rf "$T" && mkdir -p "$T/metrics" "$T/rules.d"
+# mfrd's state on the guest's own tmpfs: SQLite on the 9p checkout fails
+# ("disk I/O error"); its log and metrics are copied to $VMM_DIR/mfrd.
+T=$(mktemp -d /tmp/mfr-vmm-mfrd.XXXXXX)
+mkdir -p "$T/metrics" "$T/rules.d"
 # The rules mfrd pushes: the packaged example rule file, as shipped
 # (installed as share/doc/mfr/examples/10-vms.conf), which must opt an
 # unmodified QEMU in.
@@ -280,7 +289,7 @@ scenario() {
 		-serial "file:$d/serial" -monitor "unix:$sock,server=on,wait=off" \
 		>"$d/qemu.out" 2>&1 &
 	qemu_pid=$!
-	if ! check "$name: the guest's checker filled its memory" \
+	if ! checked "$name: the guest's checker filled its memory" \
 		wait_until "${VMM_BOOT_TIMEOUT:-900}" guest_ready "$d/serial"; then
 		echo "# $name: QEMU said:"; cat "$d/qemu.out"; tail -n 20 "$d/serial"
 		kill -9 "$qemu_pid" 2>/dev/null; wait "$qemu_pid"; qemu_pid=
@@ -313,7 +322,10 @@ scenario() {
 			grep -q "^MEMCHECK pv .* at gpa=$target: set" "$d/serial"
 	fi
 	pfn=$(host_pfn "$qemu_pid" "$target")
-	check "$name: host pfn $pfn backs guest physical $target" test -n "$pfn"
+	if ! checked "$name: host pfn $pfn backs guest physical $target" test -n "$pfn"; then
+		kill -9 "$qemu_pid" 2>/dev/null; wait "$qemu_pid"; qemu_pid=
+		return
+	fi
 	say "mfrctl memfd list: $(tail -n +2 <<<"$("$ctl" memfd list)" | tr -s ' ')"
 	if [ -n "$pv" ]; then
 		pv_b1=$(pv_areas "$pfn"); sleep 3; pv_b2=$(pv_areas "$pfn")
@@ -633,5 +645,6 @@ if [ -n "$mfrd_pid" ]; then
 		"$ctl" history --db "$T/state/mfrd.db" 2>&1 | tail -n 5
 		grep -E '^mfr_' "$T/metrics/mfr.prom" | grep -v ' 0$' | head -n 20
 	} | if [ -n "${VMM_DEMO:-}" ]; then sed 's/^/[demo-vm]   /'; else cat; fi
+	rm -rf "$VMM_DIR/mfrd" && cp -r "$T" "$VMM_DIR/mfrd"
 fi
 finish
