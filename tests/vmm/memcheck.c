@@ -201,8 +201,9 @@ static void read_mce_trace(void)
 				kind = "action-optional";
 			nmce++;
 			events++;
-			printf("MEMCHECK mce kind=%s addr=0x%llx mode=%s status=0x%llx mcgstatus=0x%llx misc=0x%llx bank=%u\n",
-			       kind, addr, !rip && !cs ? "-" : (cs & 3) == 3 ? "user" : "kernel",
+			/* n: the serial console may repeat a line cut by printk. */
+			printf("MEMCHECK mce n=%lu kind=%s addr=0x%llx mode=%s status=0x%llx mcgstatus=0x%llx misc=0x%llx bank=%u\n",
+			       nmce, kind, addr, !rip && !cs ? "-" : (cs & 3) == 3 ? "user" : "kernel",
 			       status, mcgstatus, misc, bank);
 		}
 		have -= line - pending;

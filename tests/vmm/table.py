@@ -14,7 +14,7 @@ HEADING = "## P6: guest-visible cost of one error"
 INTRO = """\
 `make test-vmm` (tests/vmm/): Debian's own `qemu-system-x86_64 -accel kvm`, unmodified (QEMU 10 from bookworm-backports, and Debian 12's QEMU 7.2 beside it), in the patched kernel booted under TCG with `-cpu max` (an AMD vCPU with nested SVM and nested paging); guest RAM a `memory-backend-memfd` with `hugetlb=on`; the guest Debian's own `linux-image-amd64` (Debian 12: 6.1, Debian 13: 6.12) on `-cpu host` (AMD, which QEMU 10 gives SUCCOR, 7.2 does not), running a memory checker (tests/vmm/memcheck.c) over most of its RAM.  One host page backing a checker page, 0x5000 into a 2 MiB frame of guest physical memory, gets an uncorrected error: *cpfn*, hwpoison-inject's `corrupt-pfn`; *mce*, a deferred error from the outer emulator's monitor on that host physical address (`mce 0 1 0x9c00180000000000 0x0 ADDR 0x8c`), which the host kernel's MCE poller finds and hands to memory-failure, as real errors on AMD hosts go.  *Stock*: no rule matches QEMU's memfd (the patched kernel behaves as without the series); *opted in*: mfrd's packaged rule (`name-glob = memory-backend-memfd`, `action = keep`).
 
-Each row sums up its runs: a value with `(k/N)` after it held in k of the N runs.  *Machine checks in the guest*: the records its kernel logged for the error, by kind (*deferred*: found by the poller, no machine check; *action-required*: a machine check that stopped an access).  *Address given*: the poisoned 4 KiB page (exact) or the start of its hugepage.  *Guest lost*: what the guest kernel offlined (HardwareCorrupted).  *Host lost after exit*: 4 KiB pages of the poisoned hugepage still HWPoison or huge in `/proc/kpageflags` after QEMU exited (neither in the page allocator nor usable in the pool).  *Host kernel reports*: runs whose host kernel log had a BUG, WARNING, oops or panic."""
+Each row sums up its runs: a value with `(k/N)` after it held in k of the N runs.  *Machine checks in the guest*: the records its kernel logged for the error, by kind (*deferred*: found by the poller, no machine check; *action-required*: a machine check that stopped an access).  *Address given*: the poisoned 4 KiB page (exact) or the start of its hugepage.  *Guest lost*: what the guest kernel offlined (HardwareCorrupted).  *Host lost after exit*: 4 KiB pages of the poisoned hugepage still HWPoison or huge in `/proc/kpageflags` after QEMU exited (neither in the page allocator nor usable in the pool); *hugepages left in use*: pool pages still in use after QEMU exited (stock keeps the poisoned one).  *Host kernel reports*: runs whose host kernel log had a BUG, WARNING, oops or panic."""
 
 TOUCH_INTRO = """\
 Scenarios ending in `-touch`: after the error the guest reads the poisoned page on purpose, from user mode (a mapping of that guest physical page, through tests/vmm/gpa-touch) and from its kernel (`copy_mc_to_kernel()` over a fresh mapping), three times each.  Each read must be a stage-2 fault that QEMU turns into `BUS_MCEERR_AR` at that exact address and the guest into a machine check it survives.  *Stage-2 pages*: KVM's counts of its stage-2 entries by size (debugfs `pages_4k`/`pages_2m`/`pages_1g`) just before the error and after the reads; *leaves over the poisoned gfn*: stage-2 leaf entries KVM installed after the error that map the poisoned page (`kvmmmu:kvm_mmu_set_spte`), and huge ones over its aligned 2 MiB."""
@@ -37,10 +37,20 @@ def yes_of(rows, value):
 
 
 def kinds(r):
-    k = r.get("guest_kinds", "").replace("_", " ")
-    if int(r["guest_mces"]) >= 20 and r["finished"] == "no":
-        return f"{r['guest_mces']}+, still coming"
-    return k or ("0" if r["guest_mces"] == "0" else r["guest_mces"])
+    """'1 deferred + 12 action-required': the checker's records, and the
+    machine checks the guest kernel printed when the checker could not
+    read its records (stuck on the pages that kept failing)."""
+    counts = collections.Counter()
+    for part in filter(None, r.get("guest_kinds", "").split("_+_")):
+        n, _, kind = part.partition("_")
+        counts[kind] += int(n)
+    ar, _, ao = r.get("guest_mce_console", "0:0").partition(":")
+    counts["action-required"] = max(counts["action-required"], int(ar))
+    counts["action-optional"] = max(counts["action-optional"], int(ao or 0))
+    text = " + ".join(f"{n} {k}" for k, n in counts.items() if n) or "0"
+    if int(ar) >= 20 and r["finished"] == "no":
+        text += ", still coming"
+    return text
 
 
 def address(r):
@@ -87,6 +97,7 @@ COLUMNS = [
         else f" ({share([r for r in rs if r['survived'] != 'yes'], survived)})")),
     ("after system_reset", lambda rs: share(rs, after_reset)),
     ("host lost after exit", lambda rs: share(rs, lambda r: f"{r['host_lost_kb']} KiB")),
+    ("hugepages left in use", lambda rs: share(rs, lambda r: r.get("pool_held", "?"))),
     ("host kernel reports", lambda rs: str(sum(int(r.get("host_reports", "0")) for r in rs))),
 ]
 
