@@ -28,6 +28,7 @@
 #   VMM_OUTER      the directory of requests to the outer emulator's monitor
 #                  (tests/vmm/outer-monitor.sh; build/vmm/outer-monitor)
 #   VMM_DEMO=1     progress lines "[demo-vm] ..." for make demo-vm
+#   VMM_PROBE_CPUS "CPU[/QEMU];...": what the guest sees with each -cpu
 set -u
 . "$MFR_ROOT/tests/vm/lib.sh"
 : "${VMM_DIR:?}"
@@ -608,10 +609,11 @@ one_more_1g_page() {
 	[ "$(cat "$dir/nr_hugepages")" -gt "$n" ]
 }
 
-# probe_cpu CPU: what the guest kernel sees of machine-check recovery with
-# that -cpu (vendor, mce/mca, MCG_CAP, SUCCOR), one "probe" line.
+# probe_cpu CPU[/QEMU]: what the guest kernel sees of machine-check
+# recovery with that -cpu (vendor, mce/mca, MCG_CAP, SUCCOR), one "probe" line.
 probe_cpu() {
-	local cpu=$1 d=$VMM_DIR/probe pid q=${VMM_QEMU:-10}
+	local cpu=${1%/*} d=$VMM_DIR/probe pid q=${VMM_QEMU:-10}
+	[ "$1" = "${1%/*}" ] || q=${1##*/}
 	rm -rf "$d" && mkdir -p "$d"
 	run_qemu "$q" -accel kvm -cpu "$cpu" -smp 1 -m 256M \
 		-object memory-backend-memfd,id=hm,size=256M,hugetlb=on,hugetlbsize=2M,share=on \
