@@ -35,6 +35,7 @@ for s in $scenarios; do
 	case " $qemus " in *" $q "*) ;; *) qemus+=" $q" ;; esac
 	case $s in *-1g-*touch*) gig=$((gig + runs + 1)) ;; *-1g*) gig=$((gig + runs)) ;; esac
 done
+case "${VMM_PROBE_CPUS:-}" in */7.2*) case " $qemus " in *" 7.2 "*) ;; *) qemus+=" 7.2" ;; esac ;; esac
 # shellcheck disable=SC2086
 if ! tests/vmm/image.sh $guests >"$dir/image.log" 2>&1 || ! tests/vmm/qemu.sh $qemus >>"$dir/image.log" 2>&1; then
 	cat "$dir/image.log"
