@@ -23,7 +23,8 @@
 #                  GUEST   d12 (Debian 12, 6.1) or d13 (Debian 13, 6.12;
 #                          default $VMM_GUEST, else d13)
 #                  QEMU    10 or 7.2 (default $VMM_QEMU, else 10)
-#   VMM_RUNS       runs of each scenario (1)
+#                  "*N" after a word: N runs of it
+#   VMM_RUNS       runs of each scenario without "*N" (1)
 #   VMM_CPU        the guest's -cpu (host: AMD, which QEMU 10 gives SUCCOR)
 #   VMM_OUTER      the directory of requests to the outer emulator's monitor
 #                  (tests/vmm/outer-monitor.sh; build/vmm/outer-monitor)
@@ -645,8 +646,10 @@ for s in ${VMM_SCENARIOS:-stock-2m-cpfn keep-2m-cpfn}; do
 		del_all_rules ;;
 	keep-*) [ -n "$mfrd_pid" ] || check "mfrd pushed the rule for QEMU's memfd" start_mfrd ;;
 	esac
-	for ((r = 1; r <= ${VMM_RUNS:-1}; r++)); do
-		scenario "$s" "$r"
+	n=${VMM_RUNS:-1}
+	[ "$s" = "${s%\**}" ] || n=${s##*\*}
+	for ((r = 1; r <= n; r++)); do
+		scenario "${s%\**}" "$r"
 	done
 done
 if [ -n "$mfrd_pid" ]; then

@@ -12,7 +12,7 @@
 # lines, and "N passed, N failed"; rewrites bench/RESULTS.md's P6 from
 # bench/vmm-results.txt.
 #
-#   VMM_SCENARIOS="keep-2m-mce keep-1g-cpfn/d12/7.2" VMM_RUNS=5 (guest.sh)
+#   VMM_SCENARIOS="keep-2m-mce*5 keep-1g-cpfn/d12/7.2" VMM_RUNS=1 (guest.sh)
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/lib.sh"
 cd "$MFR_ROOT"
@@ -27,13 +27,17 @@ mkdir -p "$dir"
 
 # What the scenarios need: guests, VMMs, 1 GiB pages (each run of a
 # 1 GiB scenario takes one for good, the touch one two at once).
-guests= qemus= gig=0
+guests= qemus= gig=0 total=0
 for s in $scenarios; do
+	n=$runs
+	[ "$s" = "${s%\**}" ] || n=${s##*\*}
+	s=${s%\**}
 	g=$(cut -s -d/ -f2 <<<"$s") q=$(cut -s -d/ -f3 <<<"$s")
 	g=${g:-${VMM_GUEST:-d13}} q=${q:-${VMM_QEMU:-10}}
 	case " $guests " in *" $g "*) ;; *) guests+=" $g" ;; esac
 	case " $qemus " in *" $q "*) ;; *) qemus+=" $q" ;; esac
-	case $s in *-1g-*touch*) gig=$((gig + runs + 1)) ;; *-1g*) gig=$((gig + runs)) ;; esac
+	case $s in *-1g-*touch*) gig=$((gig + n + 1)) ;; *-1g*) gig=$((gig + n)) ;; esac
+	total=$((total + n))
 done
 case "${VMM_PROBE_CPUS:-}" in */7.2*) case " $qemus " in *" 7.2 "*) ;; *) qemus+=" 7.2" ;; esac ;; esac
 # shellcheck disable=SC2086
@@ -62,7 +66,7 @@ trap 'kill "$server" 2>/dev/null' EXIT
 start=$SECONDS
 KDIR=$KDIR VM_MEM=${mem}G VM_CPUS=${VM_CPUS:-2} VM_APPEND="$append" \
 	VM_QEMU_OPTS="-cpu max -monitor unix:$mon,server=on,wait=off" \
-	VM_TIMEOUT=${VM_TIMEOUT:-$((3600 + 600 * runs * $(wc -w <<<"$scenarios")))} scripts/vm-run.sh \
+	VM_TIMEOUT=${VM_TIMEOUT:-$((3600 + 600 * total))} scripts/vm-run.sh \
 	"VMM_DIR=$dir VMM_SCENARIOS='$scenarios' VMM_RUNS=$runs VMM_CPU='${VMM_CPU:-}' \
 	VMM_GUEST='${VMM_GUEST:-}' VMM_QEMU='${VMM_QEMU:-}' VMM_PROBE_CPUS='${VMM_PROBE_CPUS:-}' \
 	VMM_WAIT='${VMM_WAIT:-}' VMM_TOUCH_TRIES='${VMM_TOUCH_TRIES:-}' $MFR_ROOT/tests/vmm/guest.sh" 2>&1 |
