@@ -3,6 +3,7 @@
 # mfr: per-memfd memory-failure recovery for HugeTLB memfds.
 #
 #   make demo              boot the patched kernel in a VM and show mfr working
+#   make demo-vm           the same with a real guest: QEMU 10, KVM (nested), a Debian 13 guest
 #   make test              unit tests and the VM suite; ends "N passed, N failed"
 #   make vm-run CMD='...'  run CMD as root in a VM with mfr.ko loaded
 #   make kernel | module | helpers | daemon | checkpatch | ynl-regen | clean
@@ -22,7 +23,7 @@ CFLAGS_HELPERS := -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 
 HELPERS := $(patsubst tests/helpers/%.c,build/helpers/%,$(wildcard tests/helpers/*.c))
 
-.PHONY: all deps deps-daemon deb install-system kernel module helpers test-kmods daemon vm-run test test-peer test-mce test-vmm demo checkpatch ynl-regen clean \
+.PHONY: all deps deps-daemon deb install-system kernel module helpers test-kmods daemon vm-run test test-peer test-mce test-vmm demo demo-vm checkpatch ynl-regen clean \
 	install dkms-install e2e bench series-check bisect-check
 
 all: module helpers daemon
@@ -85,6 +86,10 @@ test-vmm: module daemon
 # The demo runs mfrd and mfrctl in the guest.
 demo: module helpers daemon
 	scripts/vm-run.sh "$(CURDIR)/scripts/demo.sh"
+
+# The same story with a real guest: QEMU 10 and KVM, nested (scripts/demo-vm.sh).
+demo-vm: module daemon
+	scripts/demo-vm.sh
 
 checkpatch: kernel
 	scripts/checkpatch.sh

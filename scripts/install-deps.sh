@@ -32,8 +32,9 @@ packages=(
 	# kernel build
 	linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev
 	dwarves cpio rsync ccache patch xz-utils kmod
-	# VMs (virtme-ng builds its initramfs from busybox)
-	qemu-system-x86 busybox-static python3-venv numactl
+	# VMs (virtme-ng builds its initramfs from busybox); qemu-system-x86
+	# comes from bookworm-backports on Debian 12 (qemu_10 below)
+	busybox-static python3-venv numactl
 	# virtme-ng-init finds its I/O ports through udev's /dev/virtio-ports links
 	udev
 	# kernel selftests for make test-peer
@@ -78,6 +79,36 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 [ -n "$only_daemon" ] && exit 0
+
+# QEMU 10, Debian 13's, which gives an AMD guest MCA recovery (SUCCOR)
+# that QEMU 7.2 does not: the VMM of make test-vmm and of every VM boot.
+# On Debian 12 it comes from bookworm-backports, whose sources entry is
+# added (the mirror of bookworm, the Debian archive key); -t for its
+# seabios, no recommends (they pull Mesa and SPICE).  It upgrades
+# qemu-system-x86, -common, -data and seabios, no new libraries.
+qemu_10() {
+	local have codename mirror
+	have=$(dpkg-query -W -f '${Version}' qemu-system-x86 2>/dev/null || true)
+	[ -n "$have" ] && dpkg --compare-versions "$have" ge 1:10~ && return 0
+	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+	if [ "$codename" != bookworm ]; then
+		DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends qemu-system-x86
+		return
+	fi
+	if ! grep -rqsw 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+		mirror=$("$MFR_ROOT/scripts/debian-mirror.sh" bookworm)
+		echo "adding bookworm-backports ($mirror) to /etc/apt/sources.list.d/mfr-bookworm-backports.sources" >&2
+		printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: %s\n' \
+			"$mirror" /usr/share/keyrings/debian-archive-keyring.gpg |
+			$sudo tee /etc/apt/sources.list.d/mfr-bookworm-backports.sources >/dev/null
+	fi
+	echo "installing qemu-system-x86 from bookworm-backports (have: ${have:-none})" >&2
+	$sudo apt-get update -q
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends \
+		-t bookworm-backports qemu-system-x86
+}
+qemu_10
+
 if ! "$VNG" --version 2>/dev/null | grep -qF "$VIRTME_NG_VERSION"; then
 	echo "installing virtme-ng $VIRTME_NG_VERSION into $MFR_VENV" >&2
 	rm -rf "$MFR_VENV"

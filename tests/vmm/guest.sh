@@ -4,25 +4,59 @@
 # Guest side of "make test-vmm" (see run.sh), in the patched kernel booted
 # with an SVM vCPU: Debian's own qemu-system-x86_64 runs a KVM guest (Debian's
 # linux-image-amd64, tests/vmm/memcheck.c as its init) whose RAM is a HugeTLB
-# memfd, and one host pfn under the checker's memory gets corrupt-pfn.
-# Each scenario leaves one "result" line in $VMM_DIR/results (key=value).
+# memfd, and one host page under the checker's memory gets an error.  Each
+# scenario run leaves one "result" line in $VMM_DIR/results (key=value).
 #
-#   VMM_SCENARIOS  "stock-2m keep-2m" (default): stock = no rule matches
-#                  QEMU's memfd, keep = mfrd's rule opts it in
-#   VMM_CPU        the inner guest's -cpu (default: host,vendor=GenuineIntel)
+#   VMM_SCENARIOS  words OPTIN-SIZE-ERROR[-VARIANT...][/GUEST][/QEMU]:
+#                  OPTIN   stock (no rule matches QEMU's memfd) or keep
+#                          (mfrd's packaged rule opts it in)
+#                  SIZE    2m or 1g
+#                  ERROR   cpfn: hwpoison-inject's corrupt-pfn on the host
+#                          page; mce: the outer emulator's deferred error
+#                          on it (the host's machine-check path: the MCE
+#                          poller, memory-failure, the direct map)
+#                  VARIANT pv: the guest's steal-time and kvmclock areas in
+#                          that page; touch: the guest reads the page on
+#                          purpose afterwards, from user and kernel mode,
+#                          and KVM's stage-2 mappings are judged; reset:
+#                          system_reset from QEMU's monitor afterwards
+#                  GUEST   d12 (Debian 12, 6.1) or d13 (Debian 13, 6.12;
+#                          default $VMM_GUEST, else d13)
+#                  QEMU    10 or 7.2 (default $VMM_QEMU, else 10)
+#                  "*N" after a word: N runs of it
+#   VMM_RUNS       runs of each scenario without "*N" (1)
+#   VMM_CPU        the guest's -cpu (host: AMD, which QEMU 10 gives SUCCOR)
+#   VMM_OUTER      the directory of requests to the outer emulator's monitor
+#                  (tests/vmm/outer-monitor.sh; build/vmm/outer-monitor)
+#   VMM_DEMO=1     progress lines "[demo-vm] ..." for make demo-vm
+#   VMM_PROBE_CPUS "CPU[/QEMU];...": what the guest sees with each -cpu
 set -u
 . "$MFR_ROOT/tests/vm/lib.sh"
 : "${VMM_DIR:?}"
 
-image=$MFR_ROOT/build/vmm/image
 ctl=$MFR_ROOT/build/daemon/mfrctl
 mfrd=$MFR_ROOT/build/daemon/mfrd
 hmp=$MFR_ROOT/tests/vmm/hmp.py
-VMM_CPU=${VMM_CPU:-host,vendor=GenuineIntel}
+VMM_CPU=${VMM_CPU:-host}
+VMM_OUTER=${VMM_OUTER:-$MFR_ROOT/build/vmm/outer-monitor}
+TOUCH_TRIES=${VMM_TOUCH_TRIES:-3}
 results=$VMM_DIR/results
+# The outer emulator's deferred error: VAL|EN|MISCV|ADDRV|DEFERRED|POISON,
+# misc 0x8c (physical address, LSB 12), in bank 1 of vCPU 0 (no broadcast:
+# QEMU 10 refuses it on an AMD vCPU).
+OUTER_MCE="mce 0 1 0x9c00180000000000 0x0"
 
+# checked DESCRIPTION COMMAND...: check, and return whether it passed.
+checked() {
+	local before=$failures
+	check "$@"
+	[ "$failures" = "$before" ]
+}
+# say TEXT: a progress line of make demo-vm (VMM_DEMO=1).
+say() { [ -z "${VMM_DEMO:-}" ] || echo "[demo-vm] $*"; }
 meminfo() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
 hp_free() { cat "$(hugepages_dir "$1")/free_hugepages"; }
+hp_total() { cat "$(hugepages_dir "$1")/nr_hugepages"; }
 wait_until() { # SECONDS COMMAND...: poll every second
 	local end=$((SECONDS + $1))
 	shift
@@ -38,6 +72,7 @@ with open("/proc/kpageflags", "rb") as f:
     f.seek(int(sys.argv[1], 0) * 8)
     print(struct.unpack("<Q", f.read(8))[0])' "$1"
 }
+hwpoisoned() { [ $(($(kpageflags "$1") >> 19 & 1)) = 1 ]; }
 # hugepage_lost_kb PFN SIZE: KiB of the hugepage around PFN that are still
 # HWPoison or huge (bits 19, 17 of /proc/kpageflags) after it was freed:
 # neither back in the page allocator nor usable in the pool.
@@ -77,6 +112,37 @@ if not ent >> 63:
 print(hex(ent & ((1 << 55) - 1)))
 PY
 }
+# stage2 PID: KVM's stage-2 page counts of QEMU PID's VM, "4k 2m 1g".
+stage2() {
+	local d
+	d=$(ls -d /sys/kernel/debug/kvm/"$1"-* 2>/dev/null | head -n1)
+	[ -n "$d" ] || { echo "? ? ?"; return; }
+	echo "$(cat "$d/pages_4k") $(cat "$d/pages_2m") $(cat "$d/pages_1g")"
+}
+
+# outer CMD...: one command on the outer emulator's monitor, through the
+# host (tests/vmm/outer-monitor.sh); prints its answer.
+outer_n=0
+outer() {
+	local req
+	outer_n=$((outer_n + 1))
+	req=$VMM_OUTER/req-$$-$outer_n
+	[ -d "$VMM_OUTER" ] || { echo "no outer monitor ($VMM_OUTER)"; return 1; }
+	echo "$*" >"$req.tmp" && mv "$req.tmp" "$req"
+	if ! wait_until 60 test -f "$req.out"; then
+		rm -f "$req"
+		echo "the outer monitor did not answer in 60 s"
+		return 1
+	fi
+	cat "$req.out"
+	rm -f "$req.out"
+}
+# pv_areas PFN: the steal-time record and kvmclock's time info in that
+# host page (offsets 0 and 0x40, as memcheck places them), read from the
+# outer emulator: what KVM last wrote there.
+pv_areas() {
+	outer "xp /12gx $(($1 * 4096))" | awk '{ $1 = ""; printf "%s", $0 }'
+}
 
 # The checker is ready, or QEMU is gone (then check says why).
 guest_ready() {
@@ -93,23 +159,48 @@ check "kvm_amd loaded" test -d /sys/module/kvm_amd
 check "kvm_amd uses nested paging" grep -qx Y /sys/module/kvm_amd/parameters/npt
 check "/dev/kvm" test -c /dev/kvm
 # Whether a guest can be offered MCA recovery (MCG_SER_P) at all.
-echo "# KVM_X86_GET_MCE_CAP_SUPPORTED: $("$image/kvm-mce-cap")"
+echo "# KVM_X86_GET_MCE_CAP_SUPPORTED: $("$MFR_ROOT/build/vmm/tools/kvm-mce-cap")"
 modprobe hwpoison_inject
 mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
 check "hwpoison-inject's corrupt-pfn" test -w /sys/kernel/debug/hwpoison/corrupt-pfn
-# The binary's md5sum as the package lists it (dpkg -V of the whole
-# package takes a minute under TCG).
-qemu_unmodified() {
-	grep -q "^$(md5sum /usr/bin/qemu-system-x86_64 | cut -d' ' -f1)  usr/bin/qemu-system-x86_64\$" \
-		/var/lib/dpkg/info/qemu-system-x86.md5sums
-}
-check "Debian's qemu-system-x86_64, unmodified ($(dpkg-query -W -f '${Version}' qemu-system-x86))" \
-	qemu_unmodified
+mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing
+# The outer kernel's MCE poller finds the outer emulator's deferred errors:
+# every second, not every 5 minutes.
+for ci in /sys/devices/system/machinecheck/machinecheck*/check_interval; do
+	echo 1 >"$ci"
+done
 [ "$failures" = 0 ] || exit 1
 
+# qemu_premise VERSION: that QEMU is there and is Debian's, unmodified:
+# the binary's md5sum as its package lists it (dpkg -V of the whole
+# package takes a minute under TCG).  Once per boot.
+declare -A qemu_ok
+qemu_premise() {
+	local q=$1 root=$MFR_ROOT/build/vmm/qemu-$1 sum
+	if [ -z "${qemu_ok[$q]:-}" ]; then
+		sum=$(md5sum "$root/usr/bin/qemu-system-x86_64" 2>/dev/null | cut -d' ' -f1)
+		qemu_ok[$q]=1
+		grep -q "^${sum:-none}  usr/bin/qemu-system-x86_64\$" \
+			"$root/var/lib/dpkg/info/qemu-system-x86.md5sums" 2>/dev/null && qemu_ok[$q]=0
+		check "QEMU $q: $("$root/usr/bin/qemu-system-x86_64" --version 2>&1 | head -n1), unmodified" \
+			test "${qemu_ok[$q]}" = 0
+	fi
+	return "${qemu_ok[$q]}"
+}
+# run_qemu VERSION ARGS... &: that QEMU, with its own firmware and modules,
+# in the background; exec, so that $! is QEMU's pid.
+run_qemu() {
+	local root=$MFR_ROOT/build/vmm/qemu-$1
+	shift
+	QEMU_MODULE_DIR=$root/usr/lib/x86_64-linux-gnu/qemu \
+		exec "$root/usr/bin/qemu-system-x86_64" -L "$root/usr/share/qemu" -L "$root/usr/share/seabios" "$@"
+}
+
 mfrd_pid=
-T=$VMM_DIR/mfrd
-rm -rf "$T" && mkdir -p "$T/metrics" "$T/rules.d"
+# mfrd's state on the guest's own tmpfs: SQLite on the 9p checkout fails
+# ("disk I/O error"); its log and metrics are copied to $VMM_DIR/mfrd.
+T=$(mktemp -d /tmp/mfr-vmm-mfrd.XXXXXX)
+mkdir -p "$T/metrics" "$T/rules.d"
 # The rules mfrd pushes: the packaged example rule file, as shipped
 # (installed as share/doc/mfr/examples/10-vms.conf), which must opt an
 # unmodified QEMU in.
@@ -123,7 +214,8 @@ EOF
 start_mfrd() {
 	"$mfrd" --config "$T/mfrd.conf" --rules-dir "$RULES_DIR" >>"$T/log" 2>&1 &
 	mfrd_pid=$!
-	wait_until 60 bash -c "'$ctl' -j rules list | grep -q memory-backend-memfd"
+	wait_until 60 bash -c "'$ctl' -j rules list | grep -q memory-backend-memfd" || return
+	say "mfrd runs with the packaged rule file: $("$ctl" rules list | tail -n +2 | tr -s ' ' | head -n1)"
 }
 cleanup() {
 	[ -n "$mfrd_pid" ] && kill "$mfrd_pid" 2>/dev/null
@@ -131,50 +223,109 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# scenario NAME OPTIN(keep|stock) SIZE(2M|1G) MEM [pv|reset]: pv, the
-# guest's steal-time and kvmclock areas in the page that gets the error;
-# reset, a system_reset from QEMU's monitor after the error, and the guest
-# booted again.
+# mce_lines SERIAL [after|before]: the checker's machine-check records,
+# before or after it ended (the touches come after).
+mce_lines() {
+	awk -v want="$2" '/^MEMCHECK done/ { after = 1 }
+		/^MEMCHECK mce n=/ && ((want == "after") == (after == 1)) && !seen[$3]++' "$1"
+}
+# console_kinds SERIAL: "AR:AO", the machine checks the guest kernel printed
+# ("Machine Check Exception: MCG_STATUS Bank ..."; EIPV, bit 1, marks
+# action required): what it took even when the checker could not say.
+console_kinds() {
+	local ar=0 ao=0 x
+	for x in $(sed -n 's/.*Machine Check Exception: \([0-9a-f]*\) Bank.*/\1/p' "$1"); do
+		if ((0x$x & 2)); then ar=$((ar + 1)); else ao=$((ao + 1)); fi
+	done
+	echo "$ar:$ao"
+}
+# kinds: "N kind" per kind of the records on stdin, joined by " + ".
+kinds() {
+	sed -n 's/.* kind=\([a-z-]*\) .*/\1/p' | sort | uniq -c |
+		awk '{ printf "%s%d %s", n++ ? " + " : "", $1, $2 }'
+}
+
+# scenario WORD RUN: one run of one scenario (see the top of this file).
 scenario() {
-	local name=$1 optin=$2 size=$3 mem=$4 extra=${5:-} d=$VMM_DIR/$1 hp_kb npages free0 free1
-	local pv= reset=no
-	[ "$extra" != pv ] || pv=1
-	local target pfn hc0 hc1 flags survived finished wrong lost mces addrs exact
-	local memfd_line sock total0 total1 lost_kb storm k
+	local word=$1 run=$2 spec optin size err variants guest qemu
+	spec=${word%%/*}
+	guest=$(cut -s -d/ -f2 <<<"$word") qemu=$(cut -s -d/ -f3 <<<"$word")
+	guest=${guest:-${VMM_GUEST:-d13}} qemu=${qemu:-${VMM_QEMU:-10}}
+	IFS=- read -r optin size err variants <<<"$spec"
+	case $err in
+	cpfn | mce) ;;
+	*) variants=${err}${variants:+-$variants} err=cpfn ;;	# keep-2m-pv
+	esac
+	local name="$optin-$size-$err${variants:+-$variants}/$guest/$qemu"
+	local d=$VMM_DIR/$(tr / _ <<<"$name")-$run
+	local pv= touch= reset=
+	case "-$variants-" in *-pv-*) pv=1 ;; esac
+	case "-$variants-" in *-touch-*) touch=1 ;; esac
+	case "-$variants-" in *-reset-*) reset=1 ;; esac
+	size=${size^^}
+	local image=$MFR_ROOT/build/vmm/image-$guest mem hp_kb npages target_min=0
+	local free0 free1 hc0 hc1 total0 total1 dmesg0 sock target pfn flags lost_kb
+	local survived finished wrong lost mces addrs exact storm k succor
+	local s2_before s2_after pv_b1 pv_b2 pv_a1 pv_a2 reset_result=no touched=
+	echo "# scenario $name, run $run: $optin, $size pages, guest $guest, QEMU $qemu (t=${SECONDS}s)"
+	qemu_premise "$qemu" || return
+	say "KVM runs nested (kvm_amd, nested paging); starting QEMU $qemu: guest $guest ($(cat "$image/version")), $size pages, -cpu $VMM_CPU"
+	if [ ! -f "$image/initramfs.cpio.gz" ]; then
+		fail "$name: no guest image $image (tests/vmm/image.sh $guest on the host)"
+		return
+	fi
+	hp_kb=$([ "$size" = 1G ] && echo 1048576 || echo 2048)
+	mem=$([ "$size" = 1G ] && echo 1G || echo "${VMM_MEM:-512M}")
+	# The 1 GiB touch: two 1 GiB pages, the second (1-2 GiB of guest
+	# physical memory) wholly in one memslot, so KVM can map it with one
+	# 1 GiB entry; the target is there.
+	if [ "$size" = 1G ] && [ -n "$touch" ]; then
+		mem=2G target_min=0x40000000
+	fi
+	npages=$(($(numfmt --from=iec "$mem") / 1024 / hp_kb))
+	if [ "$size" = 1G ]; then
+		while [ "$(hp_free 1G)" -lt "$npages" ] && one_more_1g_page; do :; done
+	fi
+	rm -rf "$d" && mkdir -p "$d"
 	# Sockets cannot live on the 9p-shared checkout.
 	sock=$(mktemp -u /tmp/vmm-mon.XXXXXX)
-	echo "# scenario $name: $optin, $size pages, $mem guest (t=${SECONDS}s)"
-	rm -rf "$d" && mkdir -p "$d"
-	hp_kb=$([ "$size" = 1G ] && echo 1048576 || echo 2048)
-	npages=$(($(numfmt --from=iec "$mem") / 1024 / hp_kb))
-	[ "$size" != 1G ] || one_free_1g_page
 	free0=$(hp_free "$size")
 	hc0=$(meminfo HardwareCorrupted)
-	total0=$(cat "$(hugepages_dir "$size")/nr_hugepages")
-	nice -n 0 qemu-system-x86_64 -accel kvm -cpu "$VMM_CPU" -smp 1 -m "$mem" \
+	total0=$(hp_total "$size")
+	dmesg0=$(dmesg | wc -l)
+	run_qemu "$qemu" -accel kvm -cpu "$VMM_CPU" -smp 1 -m "$mem" \
 		-object "memory-backend-memfd,id=hm,size=$mem,hugetlb=on,hugetlbsize=${size},share=on,prealloc=on" \
 		-machine q35,memory-backend=hm -nodefaults -display none \
 		-kernel "$image/vmlinuz" -initrd "$image/initramfs.cpio.gz" \
-		-append "console=ttyS0 quiet panic=0 memcheck.wait=${VMM_WAIT:-180}${pv:+ memcheck.pv=1}" \
+		-append "console=ttyS0 quiet panic=0 memcheck.wait=${VMM_WAIT:-120}${pv:+ memcheck.pv=1}${touch:+ memcheck.touch=$TOUCH_TRIES} memcheck.target_min=$target_min" \
 		-serial "file:$d/serial" -monitor "unix:$sock,server=on,wait=off" \
 		>"$d/qemu.out" 2>&1 &
 	qemu_pid=$!
-	echo "$qemu_pid" >"$d/qemu.pid"
-	if ! check "$name: the guest's checker filled its memory" \
+	if ! checked "$name: the guest's checker filled its memory" \
 		wait_until "${VMM_BOOT_TIMEOUT:-900}" guest_ready "$d/serial"; then
 		echo "# $name: QEMU said:"; cat "$d/qemu.out"; tail -n 20 "$d/serial"
 		kill -9 "$qemu_pid" 2>/dev/null; wait "$qemu_pid"; qemu_pid=
 		return
 	fi
 	free1=$(hp_free "$size")
+	say "the guest's checker filled its memory and verifies it pass after pass: $(grep -m1 '^MEMCHECK ready' "$d/serial" | cut -d' ' -f3-)"
 	check "$name: guest RAM is $npages $size hugepages (free $free0 -> $free1)" \
 		test $((free0 - free1)) = "$npages"
+	local memfd_line
 	memfd_line=$("$ctl" memfd list 2>&1 | awk -v p="$qemu_pid" '$3 == p')
 	if [ "$optin" = keep ]; then
 		check "$name: QEMU's memfd is opted in (mfrctl memfd list: $memfd_line)" \
 			grep -q 'memory-backend-memfd.*keep' <<<"$memfd_line"
 	else
 		check "$name: QEMU's memfd is not opted in" test -z "$memfd_line"
+	fi
+	# QEMU >= 9.1 gives an AMD vCPU SUCCOR (MCA recovery), 7.2 does not.
+	succor=no
+	grep -q '^MEMCHECK cpu flag succor' "$d/serial" && succor=yes
+	if [ "$qemu" != 7.2 ]; then
+		check "$name: the guest's vCPU offers SUCCOR (succor in its /proc/cpuinfo)" test "$succor" = yes
+	else
+		echo "# $name: the guest's vCPU offers SUCCOR: $succor"
 	fi
 	target=$(sed -n 's/^MEMCHECK target gpa=\(0x[0-9a-f]*\) .*/\1/p' "$d/serial" | head -n1)
 	if [ -n "$pv" ]; then
@@ -183,26 +334,70 @@ scenario() {
 			grep -q "^MEMCHECK pv .* at gpa=$target: set" "$d/serial"
 	fi
 	pfn=$(host_pfn "$qemu_pid" "$target")
-	check "$name: host pfn $pfn backs guest physical $target" test -n "$pfn"
-	echo "# inject: corrupt-pfn $pfn (guest physical $target) (t=${SECONDS}s)"
-	echo "$pfn" >/sys/kernel/debug/hwpoison/corrupt-pfn
+	if ! checked "$name: host pfn $pfn backs guest physical $target" test -n "$pfn"; then
+		kill -9 "$qemu_pid" 2>/dev/null; wait "$qemu_pid"; qemu_pid=
+		return
+	fi
+	say "mfrctl memfd list: $(tail -n +2 <<<"$("$ctl" memfd list)" | tr -s ' ')"
+	if [ -n "$pv" ]; then
+		pv_b1=$(pv_areas "$pfn"); sleep 3; pv_b2=$(pv_areas "$pfn")
+	fi
+	s2_before=$(stage2 "$qemu_pid")
+	if [ -n "$touch" ]; then
+		check "$name: touch: KVM's kvmmmu:kvm_mmu_set_spte tracepoint" \
+			test -w /sys/kernel/tracing/events/kvmmmu/kvm_mmu_set_spte/enable
+		check "$name: touch: KVM's stage-2 page counts in debugfs ($s2_before)" \
+			test "$s2_before" != "? ? ?"
+		# Every stage-2 leaf KVM installs from here on, with its level.
+		echo 0 >/sys/kernel/tracing/tracing_on
+		echo >/sys/kernel/tracing/trace
+		echo 1 >/sys/kernel/tracing/events/kvmmmu/kvm_mmu_set_spte/enable
+		echo 1 >/sys/kernel/tracing/tracing_on
+	fi
+	if [ "$err" = cpfn ]; then
+		echo "# inject: corrupt-pfn $pfn (guest physical $target) (t=${SECONDS}s)"
+		echo "$pfn" >/sys/kernel/debug/hwpoison/corrupt-pfn
+	else
+		echo "# inject: the outer emulator's deferred error at host physical $(printf 0x%x $((pfn * 4096))) (guest physical $target) (t=${SECONDS}s)"
+		say "an uncorrected memory error in host page $pfn under the guest (guest physical $target): the emulator's deferred error, found by the host kernel's MCE poller"
+		local said
+		said=$(outer "$OUTER_MCE $((pfn * 4096)) 0x8c")
+		check "$name: the outer monitor took the deferred error${said:+ ($said)}" test -z "$said"
+		check "$name: the host's MCE poller ran memory-failure on pfn $pfn (HWPoison)" \
+			wait_until 60 hwpoisoned "$pfn"
+	fi
 	# The checker ends two passes after its first machine check or
 	# signal, or VMM_WAIT seconds after it was ready without one.
 	# A guest that cannot recover may take the same machine check over
 	# and over: 20 of them end the wait (a storm).
-	wait_until $((${VMM_WAIT:-180} + 120)) bash -c "grep -qE '^MEMCHECK done|Kernel panic' '$d/serial' ||
+	wait_until $((${VMM_WAIT:-120} + 120)) bash -c "grep -qE '^MEMCHECK done|Kernel panic' '$d/serial' ||
 		! kill -0 $qemu_pid 2>/dev/null ||
 		[ \$(grep -ac '^\[.*Machine Check Exception' '$d/serial') -ge 20 ]"
+	say "host kernel: $(dmesg | tail -n +$((dmesg0 + 1)) | grep -m1 'Memory failure' | sed 's/^\[[^]]*\] //')"
+	say "QEMU: $(grep -m1 'Guest MCE' "$d/qemu.out")"
+	say "guest kernel: $(grep -am1 'Memory failure' "$d/serial" | sed 's/^MEMCHECK kmsg //; s/^\[[^]]*\] //')"
+	say "guest checker: $(grep -m1 '^MEMCHECK sigbus' "$d/serial" | cut -d' ' -f2-); then $(grep -m1 '^MEMCHECK done' "$d/serial" | cut -d' ' -f2-)"
+	if [ -n "$touch" ] && grep -q '^MEMCHECK done' "$d/serial"; then
+		wait_until $((TOUCH_TRIES * 20 + 60)) bash -c "grep -qE '^MEMCHECK touched|Kernel panic' '$d/serial' ||
+			! kill -0 $qemu_pid 2>/dev/null"
+		touched=$(sed -n 's/^MEMCHECK touched .* user=\([0-9]*\)\/[0-9]* kernel=\([0-9]*\)\/[0-9]*/\1+\2/p' "$d/serial")
+	fi
+	s2_after=$(stage2 "$qemu_pid")
+	if [ -n "$touch" ]; then
+		echo 0 >/sys/kernel/tracing/events/kvmmmu/kvm_mmu_set_spte/enable
+		grep 'kvm_mmu_set_spte:' /sys/kernel/tracing/trace >"$d/spte-trace"
+	fi
+	if [ -n "$pv" ]; then
+		pv_a1=$(pv_areas "$pfn"); sleep 5; pv_a2=$(pv_areas "$pfn")
+		printf 'before %s\nbefore %s\nafter %s\nafter %s\n' "$pv_b1" "$pv_b2" "$pv_a1" "$pv_a2" >"$d/pv-areas"
+	fi
 	# The kernel's console lines, not the checker's copies of them.
 	storm=$(grep -ac '^\[.*Machine Check Exception' "$d/serial")
 	sleep 2
 	"$ctl" memfd list >"$d/mfrctl-memfd" 2>&1
 	"$ctl" poison list >"$d/mfrctl-poison" 2>&1
 	kill -0 "$qemu_pid" 2>/dev/null && "$PYTHON" "$hmp" "$sock" "info status" >"$d/status" 2>&1
-	if [ "$extra" = reset ]; then
-		reset_guest "$d" "$sock"
-		reset=$(cat "$d/reset")
-	fi
+	[ -z "$reset" ] || reset_result=$(reset_guest "$d" "$sock")
 	survived=no
 	grep -q 'running' "$d/status" 2>/dev/null && survived=yes
 	grep -aq 'Kernel panic' "$d/serial" && survived=panic
@@ -211,12 +406,12 @@ scenario() {
 	# Running, but taking the same machine check over and over.
 	[ "$survived/$finished" = yes/no ] && [ "$storm" -ge 20 ] && survived=storm
 	wrong=$(grep -c '^MEMCHECK wrong' "$d/serial")
-	lost=$(sed -n 's/^MEMCHECK done .*lost_pages=\([0-9]*\).*/\1/p' "$d/serial")
+	lost=$(sed -n 's/^MEMCHECK done .*lost_pages=\([0-9]*\).*/\1/p' "$d/serial" | head -n1)
 	# The checker's count, or the kernel's if the checker never ran again.
-	mces=$(grep -c '^MEMCHECK mce ' "$d/serial")
+	mces=$(mce_lines "$d/serial" before | wc -l)
 	[ "$storm" -le "$mces" ] || mces=$storm
 	addrs=$({
-		sed -n 's/^MEMCHECK mce .*addr=\(0x[0-9a-f]*\) .*/\1/p' "$d/serial"
+		mce_lines "$d/serial" before | sed -n 's/.* addr=\(0x[0-9a-f]*\) .*/\1/p'
 		sed -n 's/.*Hardware Error\]: TSC [0-9a-f]* ADDR \([0-9a-f]*\) .*/0x\1/p' "$d/serial"
 	} | sort -u | tr '\n' ' ')
 	# Each address given: the poisoned 4 KiB page, or its hugepage's start.
@@ -234,93 +429,205 @@ scenario() {
 	sleep 2
 	hc1=$(meminfo HardwareCorrupted)
 	flags=$(kpageflags "$pfn")
-	total1=$(cat "$(hugepages_dir "$size")/nr_hugepages")
+	total1=$(hp_total "$size")
 	lost_kb=$(hugepage_lost_kb "$pfn" "$size")
+	dmesg | tail -n +$((dmesg0 + 1)) >"$d/host-dmesg"
+	say "QEMU quit: the hugepage is dissolved, the host lost $lost_kb KiB (pfn $pfn HWPoison), HardwareCorrupted +$((hc1 - hc0)) kB"
+	local ar_exact ar_all guest_kb spte=
+	[ -z "$touch" ] || spte=$(spte_over "$target" "$d/spte-trace")
+	ar_exact=$(grep -c "GUEST addr $target of type BUS_MCEERR_AR injected" "$d/qemu.out")
+	ar_all=$(grep -c 'BUS_MCEERR_AR injected' "$d/qemu.out")
+	guest_kb=$(sed -n 's/^MEMCHECK meminfo HardwareCorrupted: *\([0-9]*\) kB.*/\1/p' "$d/serial" | head -n1)
 	{
-		printf 'result %s optin=%s size=%s cpu=%s target=%s pfn=%s' "$name" "$optin" "$size" "$VMM_CPU" "$target" "$pfn"
-		printf ' guest_mces=%s guest_addrs=%s exact=%s' "$mces" "${addrs// /,}" "$exact"
+		printf 'result %s run=%s optin=%s size=%s err=%s guest=%s qemu=%s cpu=%s succor=%s target=%s pfn=%s' \
+			"$name" "$run" "$optin" "$size" "$err" "$(cat "$image/version")" \
+			"$("$MFR_ROOT/build/vmm/qemu-$qemu/usr/bin/qemu-system-x86_64" --version | sed -n '1s/.*(Debian \(.*\))/\1/p')" \
+			"$VMM_CPU" "$succor" "$target" "$pfn"
+		printf ' guest_mces=%s guest_kinds=%s guest_mce_console=%s guest_addrs=%s exact=%s' "$mces" \
+			"$(mce_lines "$d/serial" before | kinds | tr ' ' _)" "$(console_kinds "$d/serial")" "${addrs// /,}" "$exact"
 		printf ' sigbus=%s lost_pages=%s guest_hwcorrupted_kb=%s wrong=%s finished=%s survived=%s' \
-			"$(grep -c '^MEMCHECK sigbus' "$d/serial")" "${lost:-?}" \
-			"$(sed -n 's/^MEMCHECK meminfo HardwareCorrupted: *\([0-9]*\) kB.*/\1/p' "$d/serial" | head -n1)" \
+			"$(grep -c '^MEMCHECK sigbus' "$d/serial")" "${lost:-?}" "$guest_kb" \
 			"$wrong" "$finished" "$survived"
-		printf ' host_lost_kb=%s hardware_corrupted_kb=%s pool_pages=%s hwpoison=%s buddy=%s' \
-			"$lost_kb" $((hc1 - hc0)) $((total1 - total0)) $((flags >> 19 & 1)) $((flags >> 10 & 1))
-		printf ' first_mce_in=%s' "$(grep -a -m1 'Hardware Error\]: RIP' "$d/serial" |
-			sed 's/.*RIP[^0-9]*\([0-9a-f]*\):.*/\1/; s/^33$/user/; s/^10$/kernel/')"
-		printf ' qemu_ao=%s qemu_ar=%s' "$(grep -c 'BUS_MCEERR_AO injected' "$d/qemu.out")" \
-			"$(grep -c 'BUS_MCEERR_AR injected' "$d/qemu.out")"
-		printf ' reset=%s' "$reset"
-		printf ' qemu=%s\n' "$(grep -m1 -o 'Guest MCE.*' "$d/qemu.out" | tr ' ' '_')"
+		printf ' host_lost_kb=%s hardware_corrupted_kb=%s pool_pages=%s pool_held=%s hwpoison=%s buddy=%s' \
+			"$lost_kb" $((hc1 - hc0)) $((total1 - total0)) $((total1 - $(hp_free "$size") - total0 + free0)) \
+			$((flags >> 19 & 1)) $((flags >> 10 & 1))
+		printf ' host_reports=%s' "$("$MFR_ROOT/scripts/check-kernel-log.sh" "$d/host-dmesg" >/dev/null 2>&1 && echo 0 || echo 1)"
+		printf ' first_mce_in=%s' "$(mce_lines "$d/serial" before | sed -n '1s/.* mode=\([a-z-]*\) .*/\1/p')"
+		printf ' qemu_ao=%s qemu_ar=%s' "$(grep -c 'BUS_MCEERR_AO injected' "$d/qemu.out")" "$ar_all"
+		printf ' reset=%s' "$reset_result"
+		[ -z "$touch" ] || printf ' touched=%s touch_tries=%s touch_mces=%s touch_kinds=%s qemu_ar_exact=%s stage2_before=%s stage2_after=%s spte_over=%s' \
+			"${touched:-none}" "$TOUCH_TRIES" "$(mce_lines "$d/serial" after | grep -c "addr=$target ")" \
+			"$(mce_lines "$d/serial" after | kinds | tr ' ' _)" "$ar_exact" "${s2_before// /,}" "${s2_after// /,}" "$spte"
+		[ -z "$pv" ] || printf ' pv_written_before=%s pv_written_after=%s' \
+			"$([ "$pv_b1" != "$pv_b2" ] && echo yes || echo no)" \
+			"$([ "$pv_a1" != "$pv_a2" ] && echo yes || echo no)"
+		printf ' said=%s\n' "$(grep -m1 -o 'Guest MCE.*' "$d/qemu.out" | tr ' ' '_')"
 	} | tee -a "$results"
 	if [ "$optin" = keep ]; then
-		# Acceptance: one machine check at the exact 4 KiB, nothing read
-		# back wrong, the guest alive, 4 KiB lost on the host for good.
-		check "$name: the guest got exactly one machine check ($mces)" test "$mces" = 1
+		# The error: one report at the exact 4 KiB, nothing read back
+		# wrong, the guest alive (when its vCPU can recover), 4 KiB lost
+		# in the guest and, for good, on the host.
+		check "$name: the guest got exactly one machine-check record for the error ($mces)" test "$mces" = 1
 		check "$name: at the poisoned 4 KiB page's guest physical address ($addrs)" test "$exact" = exact-4k
 		check "$name: no wrong word ($wrong)" test "$wrong" = 0
-		# Without MCG_SER_P the guest's own recovery is chance (a machine
-		# check in its kernel mode panics it): reported, not asserted.
-		if grep -q '^MEMCHECK mcg_cap=.* ser=1' "$d/serial"; then
+		if [ "$succor" = yes ]; then
 			check "$name: the checker finished" test "$finished" = yes
-			check "$name: the guest is still running" test "$survived" = yes
+			check "$name: the guest is still running ($survived)" test "$survived" = yes
+			check "$name: the guest lost exactly the poisoned 4 KiB (HardwareCorrupted ${guest_kb:-?} kB, checker pages lost ${lost:-?})" \
+				test "${guest_kb:-}/${lost:-}" = 4/1
 		else
-			echo "# $name: the vCPU has no MCG_SER_P: checker finished $finished, guest survived $survived"
+			echo "# $name: the vCPU has no SUCCOR: checker finished $finished, guest survived $survived"
 		fi
 		check "$name: the host lost 4 KiB after QEMU exited ($lost_kb KiB)" test "$lost_kb" = 4
 		check "$name: pfn $pfn HWPoison and not buddy" test "$((flags >> 19 & 1))$((flags >> 10 & 1))" = 10
+		# Stock leaves the poisoned hugepage in the pool, in use for good.
+		check "$name: no hugepage held after QEMU exited (in use: $((total0 - free0)) before, $((total1 - $(hp_free "$size"))) after)" \
+			test "$((total1 - $(hp_free "$size")))" = "$((total0 - free0))"
+		[ -z "$touch" ] || judge_touch "$name" "$d" "$target" "$size" "$s2_before" "$s2_after" "$ar_exact" "$spte"
+		[ -z "$pv" ] || judge_pv "$name" "$d"
+		[ -z "$reset" ] || check "$name: after system_reset the guest booted again and its checker finished ($reset_result)" \
+			test "$reset_result" = rebooted
 	fi
-	[ "$extra" != reset ] || echo "# $name: after system_reset: $reset"
-	# An opted-in guest's kernel must take the error without a report.
-	# (but for the panic a machine check causes without MCG_SER_P).
-	grep -av 'Kernel panic - not syncing: Fatal machine check' "$d/serial" >"$d/serial.reports"
+	check "$name: no host kernel report" "$MFR_ROOT/scripts/check-kernel-log.sh" "$d/host-dmesg"
+	[ -z "$reset" ] || echo "# $name: after system_reset: $reset_result"
+	# An opted-in guest's kernel must take the error without a report
+	# (but for the panic a machine check causes without SUCCOR).
+	grep -av 'Kernel panic - not syncing: .*[Mm]achine check\|Uncorrected error without MCA Recovery' "$d/serial" >"$d/serial.reports"
 	[ "$optin" != keep ] || check "$name: the guest's kernel log has no BUG/WARNING/oops" \
 		"$MFR_ROOT/scripts/check-kernel-log.sh" "$d/serial.reports"
 	echo "# $name: guest serial (MEMCHECK and machine-check lines):"
-	grep -E 'MEMCHECK|Machine check|Hardware Error|Memory failure|Kernel panic|MCE' "$d/serial" | grep -v '^MEMCHECK target' | head -n 40
-	echo "# $name: QEMU said:"; cat "$d/qemu.out"
+	grep -aE 'MEMCHECK|Machine check|Hardware Error|Memory failure|Kernel panic|MCE|gpa_touch' "$d/serial" |
+		grep -v '^MEMCHECK target' | head -n 60
+	echo "# $name: QEMU said:"; head -n 20 "$d/qemu.out"
+	echo "# $name: host kernel log during the run:"; grep -iE 'memory failure|mce|hardware error|mfr' "$d/host-dmesg" | head -n 20
 	echo "# $name: mfrctl memfd list / poison list while QEMU ran:"
 	cat "$d/mfrctl-memfd" "$d/mfrctl-poison"
 }
 
-# reset_guest DIR SOCK: system_reset from QEMU's monitor; DIR/reset says
-# what came of it: "rebooted" (the checker filled its memory again),
-# "qemu-exited" (QEMU's own words in qemu.out) or "no-reboot".
+# spte_over TARGET TRACE: of the stage-2 leaves in TRACE (kvmmmu:
+# kvm_mmu_set_spte lines), "N,M,T": N map the gfn of guest physical
+# TARGET, M are huge ones over its aligned 2 MiB, T in all.
+spte_over() {
+	"$PYTHON" - "$(($1 >> 12))" "$2" <<'PY'
+import re, sys
+g, over, big, total = int(sys.argv[1]), 0, 0, 0
+for line in open(sys.argv[2]):
+    m = re.search(r"gfn ([0-9a-f]+) .* level (\d)", line)
+    if not m:
+        continue
+    total += 1
+    f, level = int(m.group(1), 16), int(m.group(2))
+    n = 512 ** (level - 1)
+    over += f <= g < f + n
+    big += level > 1 and f < (g | 511) + 1 and (g & ~511) < f + n
+print(f"{over},{big},{total}")
+PY
+}
+
+# judge_touch NAME DIR TARGET SIZE STAGE2_BEFORE STAGE2_AFTER AR_EXACT SPTE: the
+# guest read the poisoned page on purpose, TOUCH_TRIES times from user
+# mode and as many from its kernel.  Each read must fault in KVM's
+# stage-2 (QEMU: BUS_MCEERR_AR at that exact address) and reach the guest
+# as a machine check it survives; stage-2 maps the poisoned hugepage's
+# aligned 2 MiB with 4 KiB entries, never the poisoned gfn, and keeps
+# huge entries elsewhere.
+judge_touch() {
+	local name=$1 d=$2 target=$3 size=$4 b=($5) a=($6) ar=$7 spte=$8 tries=$((2 * TOUCH_TRIES)) over inside total
+	check "$name: touch: the guest read the poisoned page $tries times and each read took a machine check ($(sed -n 's/^MEMCHECK touched //p' "$d/serial"))" \
+		test "$(sed -n 's/^MEMCHECK touched .* user=\([0-9]*\)\/.* kernel=\([0-9]*\)\/.*/\1 \2/p' "$d/serial")" = "$TOUCH_TRIES $TOUCH_TRIES"
+	check "$name: touch: QEMU reported BUS_MCEERR_AR at guest physical $target for each read ($ar of $tries)" \
+		test "$ar" = "$tries"
+	check "$name: touch: the guest logged an action-required machine check at $target for each read" \
+		test "$(mce_lines "$d/serial" after | grep -c "kind=action-required addr=$target ")" = "$tries"
+	check "$name: touch: the guest is still running after the reads" \
+		grep -q running "$d/status"
+	# KVM's stage-2 page counts (debugfs), before the error and after the
+	# reads: the poisoned 2 MiB (or 1 GiB) entry went, 4 KiB entries
+	# came, at most the 511 healthy pages of that 2 MiB; a 1 GiB page is
+	# split into 2 MiB entries but for that 2 MiB.
+	echo "# $name: stage-2 pages 4k/2m/1g: before the error ${b[*]}, after the reads ${a[*]}"
+	if [ "$size" = 2M ]; then
+		check "$name: stage-2: one 2 MiB entry fewer (${b[1]} -> ${a[1]})" test "$((b[1] - a[1]))" = 1
+	else
+		check "$name: stage-2: one 1 GiB entry fewer (${b[2]} -> ${a[2]})" test "$((b[2] - a[2]))" = 1
+		check "$name: stage-2: at most 511 2 MiB entries more (${b[1]} -> ${a[1]})" \
+			test "$((a[1] - b[1]))" -ge 1 -a "$((a[1] - b[1]))" -le 511
+	fi
+	check "$name: stage-2: 1 to 511 4 KiB entries more (${b[0]} -> ${a[0]})" \
+		test "$((a[0] - b[0]))" -ge 1 -a "$((a[0] - b[0]))" -le 511
+	# Every leaf installed after the error (kvmmmu:kvm_mmu_set_spte):
+	# none may cover the poisoned gfn; inside its 2 MiB, 4 KiB only.
+	read -r over inside total <<<"${spte//,/ }"
+	echo "# $name: stage-2 leaves installed after the error: $total, over the poisoned gfn: $over, huge ones over its 2 MiB: $inside"
+	# The guest went on using the rest of that 2 MiB: KVM mapped it again.
+	check "$name: stage-2: KVM installed entries after the error ($total)" test "${total:-0}" -gt 0
+	check "$name: stage-2: no entry installed after the error maps the poisoned gfn ($over)" test "$over" = 0
+	check "$name: stage-2: only 4 KiB entries installed inside its 2 MiB ($inside huge)" test "$inside" = 0
+}
+
+# judge_pv NAME DIR: KVM stopped writing the steal-time and kvmclock areas
+# in the poisoned page (the outer emulator read them twice, 5 s apart,
+# after the error); before it, it wrote them.
+judge_pv() {
+	local name=$1 d=$2
+	check "$name: pv: KVM wrote the steal-time/kvmclock areas before the error" \
+		test "$(sed -n 1p "$d/pv-areas" | cut -d' ' -f2-)" != "$(sed -n 2p "$d/pv-areas" | cut -d' ' -f2-)"
+	check "$name: pv: KVM wrote nothing there after the error" \
+		test "$(sed -n 3p "$d/pv-areas" | cut -d' ' -f2-)" = "$(sed -n 4p "$d/pv-areas" | cut -d' ' -f2-)"
+}
+
+# reset_guest DIR SOCK: system_reset from QEMU's monitor; prints what came
+# of it: "rebooted" (the checker ran to its end again), "qemu-exited"
+# (QEMU's own words in qemu.out) or "no-reboot".
 reset_guest() {
-	local d=$1 sock=$2 ready0
-	ready0=$(grep -c '^MEMCHECK ready' "$d/serial")
+	local d=$1 sock=$2 done0
+	done0=$(grep -c '^MEMCHECK done' "$d/serial")
 	if ! kill -0 "$qemu_pid" 2>/dev/null; then
-		echo qemu-exited >"$d/reset"
+		echo qemu-exited
 		return
 	fi
-	echo "# system_reset (t=${SECONDS}s)"
+	echo "# system_reset (t=${SECONDS}s)" >&2
 	"$PYTHON" "$hmp" "$sock" system_reset >/dev/null 2>&1
-	wait_until "${VMM_BOOT_TIMEOUT:-900}" bash -c "[ \$(grep -c '^MEMCHECK ready' '$d/serial') -gt $ready0 ] ||
+	wait_until $((${VMM_BOOT_TIMEOUT:-900} + ${VMM_WAIT:-120})) bash -c "[ \$(grep -c '^MEMCHECK done' '$d/serial') -gt $done0 ] ||
 		! kill -0 $qemu_pid 2>/dev/null"
-	if [ "$(grep -c '^MEMCHECK ready' "$d/serial")" -gt "$ready0" ]; then
-		echo rebooted >"$d/reset"
+	if [ "$(grep -c '^MEMCHECK done' "$d/serial")" -gt "$done0" ]; then
+		"$PYTHON" "$hmp" "$sock" "info status" >"$d/status" 2>&1
+		echo rebooted
 	elif ! kill -0 "$qemu_pid" 2>/dev/null; then
-		echo qemu-exited >"$d/reset"
+		echo qemu-exited
 	else
-		echo no-reboot >"$d/reset"
+		echo no-reboot
 	fi
 }
 
-# probe_cpu CPU: what the guest kernel sees of machine-check recovery with
-# that -cpu (vendor, mce/mca, MCG_CAP, SUCCOR), one "probe" line.
+# one_more_1g_page: one more 1 GiB page in the pool, if the kernel finds
+# room (each opted-in 1 GiB run dissolves one for good).
+one_more_1g_page() {
+	local dir n
+	dir=$(hugepages_dir 1G)
+	n=$(cat "$dir/nr_hugepages")
+	echo $((n + 1)) >"$dir/nr_hugepages"
+	[ "$(cat "$dir/nr_hugepages")" -gt "$n" ]
+}
+
+# probe_cpu CPU[/QEMU]: what the guest kernel sees of machine-check
+# recovery with that -cpu (vendor, mce/mca, MCG_CAP, SUCCOR), one "probe" line.
 probe_cpu() {
-	local cpu=$1 d=$VMM_DIR/probe pid
+	local cpu=${1%/*} d=$VMM_DIR/probe pid q=${VMM_QEMU:-10}
+	[ "$1" = "${1%/*}" ] || q=${1##*/}
 	rm -rf "$d" && mkdir -p "$d"
-	qemu-system-x86_64 -accel kvm -cpu "$cpu" -smp 1 -m 256M \
+	run_qemu "$q" -accel kvm -cpu "$cpu" -smp 1 -m 256M \
 		-object memory-backend-memfd,id=hm,size=256M,hugetlb=on,hugetlbsize=2M,share=on \
 		-machine q35,memory-backend=hm -nodefaults -display none \
-		-kernel "$image/vmlinuz" -initrd "$image/initramfs.cpio.gz" \
+		-kernel "$MFR_ROOT/build/vmm/image-${VMM_GUEST:-d13}/vmlinuz" \
+		-initrd "$MFR_ROOT/build/vmm/image-${VMM_GUEST:-d13}/initramfs.cpio.gz" \
 		-append "console=ttyS0 quiet panic=0 memcheck.wait=1" \
 		-serial "file:$d/serial" >"$d/qemu.out" 2>&1 &
 	pid=$!
 	wait_until 300 bash -c "grep -qs '^MEMCHECK mcg_cap' '$d/serial' || ! kill -0 $pid 2>/dev/null"
 	kill -9 "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
-	echo "probe cpu=$cpu: $(grep -h '^MEMCHECK \(cpu\|mcg_cap\)' "$d/serial" | cut -d' ' -f2- | tr '\n' ' ')" \
+	echo "probe cpu=$cpu qemu=$q: $(grep -h '^MEMCHECK \(cpu\|mcg_cap\)' "$d/serial" | cut -d' ' -f2- | tr '\n' ' ')" \
 		"qemu: $(tr '\n' ' ' <"$d/qemu.out")" | tee -a "$VMM_DIR/probes"
 }
 if [ -n "${VMM_PROBE_CPUS:-}" ]; then
@@ -330,7 +637,7 @@ if [ -n "${VMM_PROBE_CPUS:-}" ]; then
 fi
 
 : >"$results"
-for s in ${VMM_SCENARIOS:-stock-2m keep-2m}; do
+for s in ${VMM_SCENARIOS:-stock-2m-cpfn keep-2m-cpfn}; do
 	case $s in
 	none) continue ;;	# VMM_SCENARIOS=none: the premise (and probes) only
 	stock-*)
@@ -339,16 +646,21 @@ for s in ${VMM_SCENARIOS:-stock-2m keep-2m}; do
 		del_all_rules ;;
 	keep-*) [ -n "$mfrd_pid" ] || check "mfrd pushed the rule for QEMU's memfd" start_mfrd ;;
 	esac
-	# NAME is OPTIN-SIZE[-pv|-reset]: stock-2m, keep-1g, keep-2m-pv, ...
-	IFS=- read -r optin size extra <<<"$s"
-	size=${size^^}
-	scenario "$s" "$optin" "$size" "$([ "$size" = 1G ] && echo 1G || echo "${VMM_MEM:-512M}")" "$extra"
+	n=${VMM_RUNS:-1}
+	[ "$s" = "${s%\**}" ] || n=${s##*\*}
+	for ((r = 1; r <= n; r++)); do
+		scenario "${s%\**}" "$r"
+	done
 done
 if [ -n "$mfrd_pid" ]; then
-	echo "# mfrd's log (the journal of a systemd host):"
-	cat "$T/log"
-	echo "# mfrctl history and metrics:"
-	"$ctl" history --db "$T/state/mfrd.db" 2>&1 | tail -n 5
-	grep -E '^mfr_' "$T/metrics/mfr.prom" | head -n 20
+	{
+		echo "# mfrd's log (the journal of a systemd host):"
+		cat "$T/log"
+		echo "# mfrctl poison list, history and metrics:"
+		"$ctl" poison list 2>&1
+		"$ctl" history --db "$T/state/mfrd.db" 2>&1 | tail -n 5
+		grep -E '^mfr_' "$T/metrics/mfr.prom" | grep -v ' 0$' | head -n 20
+	} | if [ -n "${VMM_DEMO:-}" ]; then sed 's/^/[demo-vm]   /'; else cat; fi
+	rm -rf "$VMM_DIR/mfrd" && cp -r "$T" "$VMM_DIR/mfrd"
 fi
 finish

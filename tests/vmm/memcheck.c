@@ -9,14 +9,22 @@
  *             addresses it uses, 0x5000 into a 2 MiB frame, for the host
  *             to poison (not 2 MiB aligned, so exactness shows);
  *   mce       every machine check record the guest kernel logged (its
- *             mce_record tracepoint: bank status, address, action optional
- *             or required);
+ *             mce_record tracepoint): its kind (deferred: logged by the
+ *             poller, no machine check; action-optional; action-required:
+ *             a machine check that stopped an access; corrected), the
+ *             address, the mode the vCPU was in, bank status;
  *   kmsg      the kernel's machine-check and memory-failure lines;
  *   sigbus    every SIGBUS it gets (kind, address, lsb): such a page is
  *             lost and left out of later passes;
  *   wrong     every word read back different from what was written;
  *   done      the totals, after PASSES_AFTER passes following the first
- *             machine check or signal, or after WAIT seconds without one.
+ *             machine check or signal, or after WAIT seconds without one;
+ *   touch     with memcheck.touch=N on the kernel command line, after
+ *             done: N reads of the first target page from user mode and N
+ *             from the guest kernel (through /dev/gpa_touch), each with
+ *             what came of it; then "touched" with the totals.
+ *
+ * memcheck.target_min=GPA on the command line: targets at or above GPA.
  *
  *   memcheck WAIT [RESERVE_MB]
  */
@@ -38,7 +46,10 @@
 #define HUGE (2UL << 20)
 #define PASSES_AFTER 2
 #define MAGIC 0x6d656d636865636bULL
-#define MCI_STATUS_AR (1ULL << 55)
+#define MCI_STATUS_UC (1ULL << 61)
+#define MCI_STATUS_AR (1ULL << 55)		/* Intel only */
+#define MCI_STATUS_DEFERRED (1ULL << 44)	/* AMD */
+#define MCG_STATUS_EIPV (1ULL << 1)
 
 static unsigned char *buf;
 static size_t npages;
@@ -46,6 +57,7 @@ static size_t npages;
 static unsigned char *lost;
 static sigjmp_buf on_sigbus;
 static volatile sig_atomic_t in_verify;
+static volatile sig_atomic_t in_touch;
 static volatile sig_atomic_t events;	/* machine checks and signals seen */
 static unsigned long nlost, nwrong, nmce, nsigbus;
 static int mce_fd = -1, kmsg_fd = -1;
@@ -125,6 +137,8 @@ static void sigbus(int sig, siginfo_t *si, void *uc)
 	       si->si_code == BUS_MCEERR_AO ? "action-optional" : "other",
 	       si->si_addr, si->si_addr_lsb, gpa_in_buf(si->si_addr));
 	fflush(stdout);
+	if (in_touch)
+		siglongjmp(on_sigbus, 1);
 	mark_lost(si->si_addr, si->si_addr_lsb);
 	/* Action optional interrupts whatever page we were reading. */
 	if (in_verify && si->si_code != BUS_MCEERR_AO)
@@ -148,13 +162,18 @@ static void read_mce_trace(void)
 		have += n;
 		pending[have] = 0;
 		for (line = pending; (nl = strchr(line, '\n')); line = nl + 1) {
-			unsigned long long status = 0, addr = 0, misc = 0;
-			unsigned int bank = 0;
+			unsigned long long status = 0, addr = 0, misc = 0, mcgcap = 0, mcgstatus = 0;
+			unsigned long long rip = 0;
+			unsigned int bank = 0, cs = 0;
+			const char *kind;
 			char *p;
 
 			*nl = 0;
 			if (!strstr(line, "mce_record"))
 				continue;
+			p = strstr(line, "MCGc/s: ");
+			if (p)
+				sscanf(p, "MCGc/s: %llx/%llx", &mcgcap, &mcgstatus);
 			/* ", MCGc/s: cap/status" comes first: the bank has a digit. */
 			for (p = line; (p = strstr(p, ", MC")); p++)
 				if (sscanf(p, ", MC%u: %llx", &bank, &status) == 2)
@@ -165,11 +184,27 @@ static void read_mce_trace(void)
 			p = strstr(line, ", ADDR: ");	/* 6.10 on */
 			if (p)
 				sscanf(p, ", ADDR: %llx, MISC: %llx", &addr, &misc);
+			p = strstr(line, "RIP: ");
+			if (p)
+				sscanf(p, "RIP: %x:<%llx>", &cs, &rip);
+			/*
+			 * Intel marks action required in the bank, AMD (and
+			 * QEMU's AMD injection) by an exact instruction pointer.
+			 */
+			if (status & MCI_STATUS_DEFERRED)
+				kind = "deferred";
+			else if (!(status & MCI_STATUS_UC))
+				kind = "corrected";
+			else if (status & MCI_STATUS_AR || mcgstatus & MCG_STATUS_EIPV)
+				kind = "action-required";
+			else
+				kind = "action-optional";
 			nmce++;
 			events++;
-			printf("MEMCHECK mce kind=%s addr=0x%llx status=0x%llx misc=0x%llx bank=%u\n",
-			       status & MCI_STATUS_AR ? "action-required" : "action-optional",
-			       addr, status, misc, bank);
+			/* n: the serial console may repeat a line cut by printk. */
+			printf("MEMCHECK mce n=%lu kind=%s addr=0x%llx mode=%s status=0x%llx mcgstatus=0x%llx misc=0x%llx bank=%u\n",
+			       nmce, kind, addr, !rip && !cs ? "-" : (cs & 3) == 3 ? "user" : "kernel",
+			       status, mcgstatus, misc, bank);
 		}
 		have -= line - pending;
 		memmove(pending, line, have);
@@ -290,17 +325,88 @@ static int pv_areas_into(uint64_t gpa)
 	return ok ? 0 : -1;
 }
 
-static int cmdline_has(const char *word)
+/* The value of KEY=VALUE on the kernel command line, or DEF. */
+static unsigned long long cmdline_value(const char *key, unsigned long long def)
 {
-	char line[4096] = "";
-	FILE *f = fopen("/proc/cmdline", "r");
+	static char line[4096];
+	char *p = line;
+	size_t n = strlen(key);
 
-	if (f) {
-		if (!fgets(line, sizeof(line), f))
+	if (!line[0]) {
+		FILE *f = fopen("/proc/cmdline", "r");
+
+		if (!f || !fgets(line, sizeof(line), f))
 			line[0] = 0;
-		fclose(f);
+		if (f)
+			fclose(f);
 	}
-	return strstr(line, word) != NULL;
+	while ((p = strstr(p, key))) {
+		if ((p == line || p[-1] == ' ') && p[n] == '=')
+			return strtoull(p + n + 1, NULL, 0);
+		p += n;
+	}
+	return def;
+}
+
+/*
+ * After the error, read the poisoned page at GPA on purpose, TRIES times
+ * from user mode (a mapping of it through /dev/gpa_touch) and TRIES times
+ * from the guest kernel (gpa_touch's copy_mc_to_kernel()).  Each read
+ * must end in a machine check (SIGBUS here, EIO from the kernel): one
+ * that returns data went through to the page.
+ */
+static void touch(uint64_t gpa, unsigned int tries)
+{
+	/* Kept across siglongjmp() from the SIGBUS handler. */
+	volatile unsigned int t, user = 0, kernel = 0;
+	int fd = open("/dev/gpa_touch", O_RDONLY);
+	char data[64];
+
+	if (fd < 0) {
+		printf("MEMCHECK touch /dev/gpa_touch: %s\n", strerror(errno));
+		return;
+	}
+	for (t = 1; t <= tries; t++) {
+		volatile uint64_t *p = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, fd, gpa);
+
+		if (p == MAP_FAILED) {
+			printf("MEMCHECK touch user try=%u mmap: %s\n", t, strerror(errno));
+		} else if (sigsetjmp(on_sigbus, 1)) {
+			in_touch = 0;
+			user++;
+			printf("MEMCHECK touch user try=%u machine check (SIGBUS)\n", t);
+		} else {
+			uint64_t v;
+
+			in_touch = 1;
+			v = p[0];
+			in_touch = 0;
+			printf("MEMCHECK touch user try=%u read 0x%016" PRIx64 " (no machine check)\n", t, v);
+		}
+		if (p != MAP_FAILED)
+			munmap((void *)p, PAGE);
+		sleep(1);
+		read_mce_trace();
+		read_kmsg();
+	}
+	for (t = 1; t <= tries; t++) {
+		ssize_t n = pread(fd, data, sizeof(data), gpa);
+
+		if (n < 0 && errno == EIO) {
+			kernel++;
+			printf("MEMCHECK touch kernel try=%u machine check (EIO)\n", t);
+		} else if (n < 0) {
+			printf("MEMCHECK touch kernel try=%u: %s\n", t, strerror(errno));
+		} else {
+			printf("MEMCHECK touch kernel try=%u read %zd bytes (no machine check)\n", t, n);
+		}
+		sleep(1);
+		read_mce_trace();
+		read_kmsg();
+	}
+	close(fd);
+	printf("MEMCHECK touched gpa=0x%" PRIx64 " user=%u/%u kernel=%u/%u\n",
+	       gpa, user, tries, kernel, tries);
 }
 
 /* What the vCPU offers for recovery: MCG_SER_P is bit 24. */
@@ -323,8 +429,9 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_sigaction = sigbus, .sa_flags = SA_SIGINFO | SA_NODEFER };
 	double wait, start, first_event = 0;
-	size_t reserve_mb, i, bytes, targets = 0;
+	size_t reserve_mb, i, j, bytes, targets = 0;
 	unsigned long passes = 0, passes_after = 0;
+	uint64_t target_min = cmdline_value("memcheck.target_min", 0), first_target = 0;
 
 	if (argc < 2 || argc > 3) {
 		fprintf(stderr, "usage: memcheck WAIT_SECONDS [RESERVE_MB]\n");
@@ -375,15 +482,19 @@ int main(int argc, char **argv)
 	for (i = 0; gpas && i < npages; i++)
 		gpas[i] = gpa_of(buf + i * PAGE);
 	printf("MEMCHECK ready bytes=%zu pages=%zu fill=%.1fs\n", bytes, npages, now() - start);
-	/* Targets from the middle of the buffer outwards. */
-	for (i = npages / 2; i < npages && targets < 4; i++) {
-		uint64_t gpa = gpas ? gpas[i] : 0;
+	/* Targets from the middle of the buffer on, then from its start. */
+	for (j = 0; j < npages && targets < 4; j++) {
+		uint64_t gpa;
 
-		if (gpa && gpa % HUGE == 0x5000) {
+		i = (npages / 2 + j) % npages;
+		gpa = gpas ? gpas[i] : 0;
+		if (gpa && gpa % HUGE == 0x5000 && gpa >= target_min) {
 			printf("MEMCHECK target gpa=0x%" PRIx64 " va=%p\n", gpa, (void *)(buf + i * PAGE));
 			/* The first target holds KVM's areas: not checked. */
-			if (!targets && cmdline_has("memcheck.pv=1") && !pv_areas_into(gpa))
+			if (!targets && cmdline_value("memcheck.pv", 0) && !pv_areas_into(gpa))
 				lost[i] = 2;
+			if (!targets)
+				first_target = gpa;
 			targets++;
 		}
 	}
@@ -411,5 +522,7 @@ int main(int argc, char **argv)
 	print_hardware_corrupted();
 	printf("MEMCHECK done passes=%lu wrong=%lu lost_pages=%lu mce=%lu sigbus=%lu\n",
 	       passes, nwrong, nlost, nmce, nsigbus);
+	if (first_target && cmdline_value("memcheck.touch", 0))
+		touch(first_target, cmdline_value("memcheck.touch", 0));
 	return 0;
 }
