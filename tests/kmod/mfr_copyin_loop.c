@@ -17,6 +17,7 @@
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/pid.h>
+#include <linux/sizes.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
