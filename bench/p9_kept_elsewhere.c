@@ -23,20 +23,15 @@
  */
 #include <errno.h>
 #include <linux/futex.h>
-#include <linux/kvm.h>
 #include <signal.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "bench.h"
+#include "tinyvm.h"
 
 #define HP (2UL << 20)
-#define MSR_KVM_STEAL_TIME 0x4b564d03
-#define CODE_GPA 0x1000UL
-#define STEAL_GPA 0x2000UL
-#define PARAM_GPA 0x800UL	/* two u32: region to read, page to skip */
-#define RAM_GPA (2UL << 20)	/* two hugepages of the kept memfd */
+#define RAM_GPA TINYVM_LOW	/* two hugepages of the kept memfd */
 
 /* ---- the kept poisoned hugepage elsewhere ---- */
 
@@ -90,142 +85,27 @@ static void futex_op(void)
 		&futex_word, FUTEX_OP(FUTEX_OP_ADD, 1, FUTEX_OP_CMP_EQ, 0));
 }
 
-/* ---- a one-vCPU VM ---- */
+/* ---- a one-vCPU VM (tests/helpers/tinyvm.h) ---- */
 
-static int kvm, vm, vcpu;
-static struct kvm_run *run;
-static char *low;		/* gpa 0..2 MiB: code, steal time, parameters */
+static struct tinyvm vm;
 static char *ram;		/* gpa 2..6 MiB: two kept hugepages */
 static int ram_fd;
 
-static void region(int slot, uint64_t gpa, uint64_t size, void *hva)
-{
-	struct kvm_userspace_memory_region r = {
-		.slot = slot, .guest_phys_addr = gpa, .memory_size = size,
-		.userspace_addr = (uintptr_t)hva,
-	};
-
-	if (ioctl(vm, KVM_SET_USER_MEMORY_REGION, &r)) {
-		perror("KVM_SET_USER_MEMORY_REGION");
-		exit(2);
-	}
-}
-
-/*
- * 32-bit protected mode, flat, no paging: guest linear = physical.  The
- * parameters at PARAM_GPA: the region to read, the page in it to skip,
- * how many pages (1 for a bare round trip).
- *   mov ecx, MSR_KVM_STEAL_TIME; mov eax, STEAL_GPA | 1; xor edx, edx; wrmsr
- * loop:
- *   mov esi, [PARAM]; mov ebx, [PARAM + 4]; mov ecx, [PARAM + 8]
- * inner:
- *   cmp esi, ebx; je skip; mov eax, [esi]
- * skip:
- *   add esi, 4096; loop inner; out 0x10, al; jmp loop
- */
-static const uint8_t guest_code[] = {
-	0xb9, 0x03, 0x4d, 0x56, 0x4b,		/* mov ecx, 0x4b564d03 */
-	0xb8, 0x01, 0x20, 0x00, 0x00,		/* mov eax, 0x2001 */
-	0x31, 0xd2,				/* xor edx, edx */
-	0x0f, 0x30,				/* wrmsr */
-	/* loop: */
-	0x8b, 0x35, 0x00, 0x08, 0x00, 0x00,	/* mov esi, [0x800] */
-	0x8b, 0x1d, 0x04, 0x08, 0x00, 0x00,	/* mov ebx, [0x804] */
-	0x8b, 0x0d, 0x08, 0x08, 0x00, 0x00,	/* mov ecx, [0x808] */
-	/* inner: */
-	0x39, 0xde,				/* cmp esi, ebx */
-	0x74, 0x02,				/* je skip */
-	0x8b, 0x06,				/* mov eax, [esi] */
-	/* skip: */
-	0x81, 0xc6, 0x00, 0x10, 0x00, 0x00,	/* add esi, 4096 */
-	0xe2, 0xf2,				/* loop inner */
-	0xe6, 0x10,				/* out 0x10, al */
-	0xeb, 0xdc,				/* jmp loop */
-};
-
-/* What the guest reads on its next trip: @nr pages from @gpa, but @skip. */
-static void guest_params(uint32_t gpa, uint32_t skip, uint32_t nr)
-{
-	uint32_t *p = (uint32_t *)(low + PARAM_GPA);
-
-	p[0] = gpa;
-	p[1] = skip;
-	p[2] = nr;
-}
-
-static void vm_setup(bool with_ram)
-{
-	struct kvm_segment seg = {
-		.base = 0, .limit = 0xffffffff, .present = 1, .dpl = 0,
-		.db = 1, .s = 1, .g = 1,
-	};
-	struct kvm_sregs sregs;
-	struct kvm_regs regs = { .rip = CODE_GPA, .rflags = 2 };
-	int size;
-
-	kvm = open("/dev/kvm", O_RDWR);
-	if (kvm < 0) {
-		perror("/dev/kvm");
-		exit(2);
-	}
-	vm = ioctl(kvm, KVM_CREATE_VM, 0);
-	low = mmap(NULL, HP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (vm < 0 || low == MAP_FAILED) {
-		perror("KVM_CREATE_VM");
-		exit(2);
-	}
-	memcpy(low + CODE_GPA, guest_code, sizeof(guest_code));
-	region(0, 0, HP, low);
-	if (with_ram) {
-		ram = hugetlb_memfd("p9-guest-ram", HP, 2, true, &ram_fd);
-		region(1, RAM_GPA, 2 * HP, ram);
-	}
-	vcpu = ioctl(vm, KVM_CREATE_VCPU, 0);
-	size = ioctl(kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
-	run = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu, 0);
-	if (vcpu < 0 || run == MAP_FAILED || ioctl(vcpu, KVM_GET_SREGS, &sregs)) {
-		perror("KVM_CREATE_VCPU");
-		exit(2);
-	}
-	seg.type = 11;		/* code, execute/read, accessed */
-	seg.selector = 8;
-	sregs.cs = seg;
-	seg.type = 3;		/* data, read/write, accessed */
-	seg.selector = 16;
-	sregs.ds = sregs.es = sregs.ss = sregs.fs = sregs.gs = seg;
-	sregs.cr0 |= 1;		/* PE */
-	if (ioctl(vcpu, KVM_SET_SREGS, &sregs) || ioctl(vcpu, KVM_SET_REGS, &regs)) {
-		perror("KVM_SET_SREGS/REGS");
-		exit(2);
-	}
-	/* A bare round trip until a region is set. */
-	guest_params(0, 0, 1);
-}
-
-/* One trip into the guest, which leaves at its OUT. */
 static void vcpu_trip(void)
 {
-	if (ioctl(vcpu, KVM_RUN, 0) || run->exit_reason != KVM_EXIT_IO) {
-		fprintf(stderr, "p9: KVM_RUN: %s, exit reason %u\n", strerror(errno),
-			run->exit_reason);
+	int err = tinyvm_pass(&vm);
+
+	if (err) {
+		fprintf(stderr, "p9: KVM_RUN: %s\n", strerror(err));
 		exit(2);
 	}
-}
-
-/* KVM's per-VM count of stage-2 pages of one size, from debugfs. */
-static long stage2_pages(const char *what)
-{
-	char path[256];
-
-	snprintf(path, sizeof(path), "/sys/kernel/debug/kvm/%d-%d/%s", getpid(), vm, what);
-	return read_long_file(path);
 }
 
 static uint32_t region_gpa, skip_gpa;
 
 static void stage2_trip(void)
 {
-	guest_params(region_gpa, skip_gpa, HP / 4096);
+	tinyvm_params(&vm, region_gpa, skip_gpa, HP / 4096);
 	vcpu_trip();
 }
 
@@ -263,7 +143,7 @@ int main(int argc, char **argv)
 		bool futex = argv[1][0] == 'f';
 
 		if (!futex) {
-			vm_setup(false);
+			tinyvm_create(&vm);
 			vcpu_trip();	/* the WRMSR: steal time on */
 		}
 		for (r = 0; r < runs; r++) {
@@ -280,7 +160,9 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "stage2"))
 		return 2;
 
-	vm_setup(true);
+	tinyvm_create(&vm);
+	ram = hugetlb_memfd("p9-guest-ram", HP, 2, true, &ram_fd);
+	tinyvm_region(&vm, 1, RAM_GPA, 2 * HP, ram);
 	vcpu_trip();
 	/* Fault both hugepages into the guest whole, then poison one page of the first. */
 	region_gpa = RAM_GPA;
@@ -308,7 +190,7 @@ int main(int argc, char **argv)
 		       rate(stage2_trip, seconds));
 		fflush(stdout);
 	}
-	printf("p9 what=stage2 pages_4k=%ld pages_2m=%ld\n", stage2_pages("pages_4k"),
-	       stage2_pages("pages_2m"));
+	printf("p9 what=stage2 pages_4k=%ld pages_2m=%ld\n",
+	       tinyvm_stage2_pages(&vm, "pages_4k"), tinyvm_stage2_pages(&vm, "pages_2m"));
 	return 0;
 }
