@@ -11,8 +11,8 @@ helper=$MFR_ROOT/build/helpers/kept_futex
 before=$(./status-value folios-offlined)
 check "each update on P fails, on H works; robust list ends at P" "$helper" 2M ops
 check "FUTEX_WAKE_OP racing mmap(MAP_FIXED) of the kept memfd never writes P" \
-	"$helper" 2M remap 20
-check "FUTEX_WAKE_OP racing exit_group() never writes P" "$helper" 2M exit 200
+	"$helper" 2M remap 10
+check "FUTEX_WAKE_OP racing exit_group() never writes P" "$helper" 2M exit 150
 check "status: the three hugepages offlined, nothing kept" ./expect-status \
 	memfds-kept=0 raw-pages-kept=0 folios-pending=0 folios-offlined=$((before + 3))
 finish
