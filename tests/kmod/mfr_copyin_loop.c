@@ -7,14 +7,15 @@
  * thread (make test-mce).  Never loaded outside the VM tests.
  *
  * /sys/kernel/debug/mfr_copyin_loop: write "PID ADDR LEN CPU" to start a
- * thread bound to CPU that copies LEN bytes from ADDR in PID's mm, in
- * rounds of ten copies with interrupts off (so that a machine check sent
+ * thread bound to CPU that copies LEN bytes from ADDR in PID's mm, with
+ * interrupts off for two seconds at a time (so that a machine check sent
  * to that CPU lands in a copy), or "stop" to stop it; read "copies N
  * failed M": copies made and copies that failed (a machine check fixed up
  * in the copy).
  */
 #include <linux/debugfs.h>
 #include <linux/kthread.h>
+#include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/pid.h>
 #include <linux/sizes.h>
@@ -39,20 +40,26 @@ static int loop_fn(void *data)
 	struct loop_args *a = data;
 	unsigned long flags;
 	void *buf = vmalloc(a->len);
-	int i;
 
 	if (!buf)
 		goto out;
 	kthread_use_mm(a->mm);
 	while (!kthread_should_stop()) {
+		u64 t0 = ktime_get_ns();
+
+		/*
+		 * Two seconds with interrupts off at a time: a machine check
+		 * sent to this CPU then lands in a copy (the only recoverable
+		 * place), not in a timer interrupt, all but once in hundreds.
+		 */
 		pagefault_disable();
 		local_irq_save(flags);
-		for (i = 0; i < 10; i++) {
+		do {
 			/* Uninstrumented, as a worker's copy loop is mostly the copy. */
 			if (raw_copy_from_user(buf, (const void __user *)a->addr, a->len))
 				atomic_long_inc(&failed);
 			atomic_long_inc(&copies);
-		}
+		} while (ktime_get_ns() - t0 < 2 * NSEC_PER_SEC);
 		local_irq_restore(flags);
 		pagefault_enable();
 		cond_resched();

@@ -94,7 +94,11 @@ fi
 # machine checks hit its two known poisoned pages in turn
 # (tests/kmod/mfr_copyin_loop.ko): each one in a copy is fixed up (the copy
 # fails) and none counts towards the limits that turn consecutive machine
-# checks into a panic (ten before the task work runs, two pages).
+# checks into a panic.  The second is at another page, which without the
+# series' patch 0020 panics at once ("Consecutive machine checks to
+# different user pages"); more than ten at one page panics the same way,
+# but each injection risks landing outside the copy (a fatal machine
+# check of its own), so two it is.
 if [[ " ${modes[*]} " == *" ar "* ]]; then
 	loop=/sys/kernel/debug/mfr_copyin_loop
 	hold=$MCE_DIR/hold
@@ -107,7 +111,7 @@ if [[ " ${modes[*]} " == *" ar "* ]]; then
 	echo "$hpid $haddr 1048576 1" >"$loop"
 	failed() { awk '{ print $4 }' "$loop"; }
 	served=0
-	for i in $(seq 12); do
+	for i in 1 2; do
 		pfn=$([ $((i % 2)) = 1 ] && echo "$pfn3" || echo "$pfn7")
 		before=$(failed)
 		printf 'ar 1 %#x\n' $((0x$pfn << 12)) >"$MCE_DIR/req-ar.tmp" &&
@@ -119,10 +123,10 @@ if [[ " ${modes[*]} " == *" ar "* ]]; then
 		[ "$(failed)" -gt "$before" ] && served=$((served + 1))
 	done
 	echo stop >"$loop"
-	requests=$((requests + 12))
+	requests=$((requests + 2))
 	kept_pages=$((kept_pages + 2))
-	check "copy-in: all 12 machine checks (pages 3 and 7 in turn) failed a copy, and the host went on ($served; $(cat "$loop"))" \
-		test "$served" = 12
+	check "copy-in: both machine checks (page 3, then page 7) failed a copy, and the host went on ($served; $(cat "$loop"))" \
+		test "$served" = 2
 	check "copy-in: none was counted towards a panic" \
 		test "$(dmesg | grep -c 'Too many consecutive machine checks\|Consecutive machine checks to different')" = 0
 	rmmod mfr_copyin_loop
