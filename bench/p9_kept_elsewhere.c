@@ -16,7 +16,9 @@
  *
  * futex and vcpu alternate windows without and with a kept poisoned
  * hugepage held by another process (MFD_MF_KEEP_UE_MAPPED, MADV_HWPOISON);
- * this process maps no kept memfd.  stage2 alternates the two regions.
+ * this process maps no kept memfd.  Then, config "marked", this process
+ * maps one, as a protected guest's VMM does.  stage2 alternates the two
+ * regions.
  * Prints "p9 what=B config=C run=R rate=X" lines, X per second of the
  * guest clock (run 0 warms up), and for stage2 the counts
  * "p9 what=stage2 pages_4k=N pages_2m=N".
@@ -155,6 +157,15 @@ int main(int argc, char **argv)
 			kept_elsewhere_stop();
 			fflush(stdout);
 		}
+		/*
+		 * Last, since it lasts: this process maps a kept memfd itself,
+		 * as the VMM of a protected guest does, and its updates go
+		 * through GUP.
+		 */
+		hugetlb_memfd("p9-marked", HP, 1, true, &ram_fd);
+		for (r = 0; r < runs; r++)
+			printf("p9 what=%s config=marked run=%d rate=%.1f\n", argv[1], r,
+			       rate(futex ? futex_op : vcpu_trip, seconds));
 		return 0;
 	}
 	if (strcmp(argv[1], "stage2"))

@@ -435,8 +435,7 @@ def p9_section(rows, out):
             data.setdefault((r["config"], r["what"]), []).append(float(r["rate"]))
     if not data:
         return
-    out.append("## P9: a kept poisoned page, seen from elsewhere and from its guest
-")
+    out.append("## P9: a kept poisoned page, seen from elsewhere and from its guest\n")
     out.append("The kernel with the series and mfr.ko.  *futex*: `FUTEX_WAKE_OP_PRIVATE` "
                "on an anonymous word, nobody waiting (the in-place update of every "
                "process's futexes); *vcpu*: `KVM_RUN` round trips of a one-vCPU VM "
@@ -444,7 +443,9 @@ def p9_section(rows, out):
                "vCPU and records steal time).  Each alternates windows without and "
                "with a kept poisoned hugepage held by another process; the process "
                "measured maps no kept memfd, so the series asks it one bit "
-               "(`MMF_MAPPED_KEEP_UE`).  *stage2*: the guest reads a word of each "
+               "(`MMF_MAPPED_KEEP_UE`); *marked*, last, the measuring process maps "
+               "a kept memfd itself, as a protected guest's VMM does, and its updates "
+               "go through GUP-fast.  *stage2*: the guest reads a word of each "
                "4 KiB page of a 2 MiB page of its RAM, a kept hugepage with one "
                "poisoned 4 KiB page (skipped) against a healthy one.  Operations per "
                "second of guest clock, median of the runs after the first (spread in "
@@ -453,6 +454,8 @@ def p9_section(rows, out):
     out.append("|---|---|---|---|")
     rows_out = (("futex", "none", "kept-elsewhere", "no kept page / one elsewhere"),
                 ("vcpu", "none", "kept-elsewhere", "no kept page / one elsewhere"),
+                ("futex", "none", "marked", "unmarked / the process maps a kept memfd"),
+                ("vcpu", "none", "marked", "unmarked / the VMM maps a kept memfd"),
                 ("stage2", "healthy", "poisoned", "healthy 2 MiB / poisoned, split"))
     for b, a, c, what in rows_out:
         va, vc = data.get((a, b)), data.get((c, b))
