@@ -20,8 +20,10 @@ P5_SECONDS=${P5_SECONDS:-8}
 P7_SECONDS=${P7_SECONDS:-0.3}
 P7_RUNS=${P7_RUNS:-4}
 P8_ROUNDS=${P8_ROUNDS:-21}
+P9_SECONDS=${P9_SECONDS:-0.3}
+P9_RUNS=${P9_RUNS:-5}
 # To try a part alone: BENCH_PARTS="p3 p4", BENCH_P1_SIZES=2M.
-BENCH_PARTS=${BENCH_PARTS:-p1 p2 p3 p4 p5 p7 p8}
+BENCH_PARTS=${BENCH_PARTS:-p1 p2 p3 p4 p5 p7 p8 p9}
 BENCH_P1_SIZES=${BENCH_P1_SIZES:-2M 1G}
 part() { [[ " $BENCH_PARTS " == *" $1 "* ]]; }
 
@@ -137,6 +139,15 @@ else
 fi
 part p1 && p1 module default
 part p1 && p1 keep keep
+# P9: futexes and vCPU loads of processes that have nothing to do with a
+# kept poisoned page elsewhere, and a guest's reads over its own kept
+# hugepage with a poisoned page, split to 4 KiB in stage 2.
+if part p9; then
+	modprobe kvm_amd
+	for b in futex vcpu stage2; do
+		emit module "$bin/p9_kept_elsewhere" "$b" "${P9_SECONDS:-0.3}" "${P9_RUNS:-5}"
+	done
+fi
 # 10 000 memfds and a batch: the limit raised before dropping privileges.
 part p8 && (ulimit -Hn 65536 && ulimit -Sn 65536 && emit keep p8)
 

@@ -138,4 +138,5 @@ const struct mfr_cmd mfr_cmds[MFR_CMD_MAX + 1] = {
 	[MFR_CMD_FOLIO_PENDING_NTF] = { .name = "folio-pending-ntf", .set = MFR_SET_POISON, .event = "folio-pending" },
 	[MFR_CMD_FOLIO_OFFLINED_NTF] = { .name = "folio-offlined-ntf", .set = MFR_SET_POISON, .event = "folio-offlined" },
 	[MFR_CMD_RULE_REPLACE] = { .name = "rule-replace", .set = MFR_SET_RULE_SET },
+	[MFR_CMD_PAGE_UNTRACKED_NTF] = { .name = "page-untracked-ntf", .set = MFR_SET_POISON, .event = "page-untracked" },
 };

@@ -24,6 +24,7 @@ static const struct mfr_ops mfr_policy_ops = {
 	.memfd_created = mfr_policy_memfd_created,
 	.mapping_evicted = mfr_policy_mapping_evicted,
 	.page_poisoned = mfr_policy_page_poisoned,
+	.page_untracked = mfr_policy_page_untracked,
 	.page_signalled = mfr_policy_page_signalled,
 	.folio_released = mfr_offline_folio_released,
 	.folio_offlined = mfr_offline_folio_offlined,

@@ -44,6 +44,8 @@ static int __init mfr_init(void)
 err_netlink:
 	mfr_events_flush();
 	mfr_netlink_exit();
+	/* Rules may have come over netlink meanwhile. */
+	mfr_rules_flush();
 err_policy:
 	mfr_policy_exit();
 	return err;

@@ -402,6 +402,53 @@ static void mfr_budget_exceeded(struct folio *folio, struct page *page,
 }
 
 /*
+ * The kernel lost track of which base pages of @folio are poisoned (no
+ * memory to record @page): it does not keep the folio, or makes a kept
+ * one fall back, whatever the budget says.  Each page keeps its record,
+ * as on a budget fallback; the notification tells why.
+ */
+void mfr_policy_page_untracked(struct folio *folio, struct page *page)
+{
+	struct address_space *mapping = folio_mapping(folio);
+	struct mfr_event ev = {
+		.cmd = MFR_CMD_PAGE_UNTRACKED_NTF,
+		.pfn = page_to_pfn(page),
+		.head_pfn = folio_pfn(folio),
+		.folio_size = folio_size(folio),
+		.offset = ((u64)folio->index + folio_page_idx(folio, page)) <<
+			  PAGE_SHIFT,
+	};
+	unsigned long was_kept;
+	struct mfr_memfd *m;
+
+	if (!mapping) {
+		/* Released, pending on a pin: offlined whole when freed. */
+		ev.ino = mfr_poison_folio_ino(folio_pfn(folio),
+					      folio_nr_pages(folio));
+		mfr_poison_add(folio, page, ev.ino, MFR_PAGE_STATE_PENDING);
+		mfr_event_send(&ev);
+		return;
+	}
+
+	mutex_lock(&mfr_memfds_lock);
+	m = mfr_memfd_find(mapping);
+	if (m) {
+		m->nr_poisoned++;
+		ev.ino = m->ino;
+	}
+	if (folio_test_hugetlb_mfr_kept(folio)) {
+		was_kept = mfr_poison_fall_back(folio_pfn(folio),
+						folio_nr_pages(folio));
+		atomic_long_sub(was_kept, &mfr_stats.raw_pages_kept);
+		mfr_poison_add(folio, page, ev.ino, MFR_PAGE_STATE_FALLBACK);
+	}
+	mutex_unlock(&mfr_memfds_lock);
+	pr_warn_ratelimited("memfd inode %llu: pfn %#llx poisoned, and the kernel lost track of which pages of its hugepage are: hugepage handled the default way\n",
+			    ev.ino, ev.pfn);
+	mfr_event_send(&ev);
+}
+
+/*
  * A new poisoned page of a kept folio its memfd released, pending on a pin:
  * the kernel keeps it whatever we say, a record is all there is to make.
  */

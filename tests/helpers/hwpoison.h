@@ -7,6 +7,7 @@
 #ifndef MFR_TEST_HWPOISON_H
 #define MFR_TEST_HWPOISON_H
 
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -133,19 +134,34 @@ static inline uint64_t kpageflags(uint64_t pfn)
 }
 
 /* hwpoison-inject: the path real asynchronous errors take (no AR). */
-static inline void corrupt_pfn(uint64_t pfn)
+/*
+ * Write @pfn to hwpoison-inject's corrupt-pfn (memory_failure() without a
+ * reference and without MF_ACTION_REQUIRED, the path of a scrubber's
+ * error); returns the errno memory_failure() answered, 0 if it recovered.
+ */
+static inline int corrupt_pfn_errno(uint64_t pfn)
 {
 	char buf[32];
 	int fd = open("/sys/kernel/debug/hwpoison/corrupt-pfn", O_WRONLY);
 	int n = snprintf(buf, sizeof(buf), "%#llx\n", (unsigned long long)pfn);
+	int err = 0;
 
 	if (fd < 0) {
 		perror("corrupt-pfn (modprobe hwpoison_inject?)");
 		exit(2);
 	}
 	if (write(fd, buf, n) != n)
-		perror("corrupt-pfn write");
+		err = errno;
 	close(fd);
+	return err;
+}
+
+static inline void corrupt_pfn(uint64_t pfn)
+{
+	int err = corrupt_pfn_errno(pfn);
+
+	if (err)
+		fprintf(stderr, "corrupt-pfn write: %s\n", strerror(err));
 }
 
 /*
@@ -166,6 +182,30 @@ static inline void mce_request(const char *path, const char *mode, int cpu,
 		perror(path);
 		exit(2);
 	}
+}
+
+/*
+ * A HugeTLB memfd of one hugepage of @hp bytes (2 or 1024 MiB), with
+ * MFD_MF_KEEP_UE_MAPPED if @keep, mapped shared and filled with 0x5a.
+ */
+static inline char *hugetlb_memfd_map(const char *name, unsigned long hp,
+				      int keep, int *fd)
+{
+	char *base;
+
+	*fd = memfd_create(name, MFD_HUGETLB | (keep ? MFD_MF_KEEP_UE_MAPPED : 0) |
+			  (__builtin_ctzl(hp) << MFD_HUGE_SHIFT));
+	if (*fd < 0 || ftruncate(*fd, hp)) {
+		perror("memfd_create/ftruncate");
+		exit(2);
+	}
+	base = mmap(NULL, hp, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (base == MAP_FAILED) {
+		perror("mmap");
+		exit(2);
+	}
+	memset(base, 0x5a, hp);
+	return base;
 }
 
 /* Wait up to @seconds for @pfn to show HWPOISON in /proc/kpageflags. */

@@ -13,6 +13,12 @@
  *     unpin: A and B HWPOISON and not in the buddy allocator, no other
  *     page of the hugepage poisoned, most of them free, the pool one
  *     lower.
+ *   kept_lifecycle pinned-released SIZE
+ *     Page 0 of a kept hugepage is poisoned (MADV_HWPOISON), then the other
+ *     pages registered as one io_uring fixed buffer (coalesced: one
+ *     reference), the memfd closed: an error in page 5 (corrupt-pfn) is
+ *     answered EBUSY, not recovered.  After the unpin both pages are
+ *     offlined as above.
  *   kept_lifecycle unpoison SIZE
  *     unpoison-pfn of the poisoned page, of the head and of a healthy page
  *     of a kept hugepage is refused with EBUSY and changes nothing.
@@ -64,8 +70,7 @@ static void *madvise_poison(void *addr)
 
 static void *corrupt_thread(void *pfn)
 {
-	corrupt_pfn(*(uint64_t *)pfn);
-	return NULL;
+	return (void *)(long)corrupt_pfn_errno(*(uint64_t *)pfn);
 }
 
 /* Write @pfn to unpoison-pfn; returns the errno (0 if it was accepted). */
@@ -99,21 +104,7 @@ static void expect_unpoison_refused(const char *what, uint64_t pfn)
 /* A kept hugepage of @name, faulted in and filled. */
 static char *kept_hugepage(const char *name, int *fd)
 {
-	char *base;
-
-	*fd = memfd_create(name, MFD_HUGETLB | MFD_MF_KEEP_UE_MAPPED |
-			  (__builtin_ctzl(hp) << MFD_HUGE_SHIFT));
-	if (*fd < 0 || ftruncate(*fd, hp)) {
-		perror("memfd_create/ftruncate");
-		exit(2);
-	}
-	base = mmap(NULL, hp, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
-	if (base == MAP_FAILED) {
-		perror("mmap");
-		exit(2);
-	}
-	memset(base, 0x5a, hp);
-	return base;
+	return hugetlb_memfd_map(name, hp, 1, fd);
 }
 
 static void poison_by_madvise(char *addr)
@@ -196,6 +187,7 @@ static int mode_pinned(int race, const char *cmd_pending)
 	int fd, ring, err;
 	pthread_t t;
 	char *base;
+	void *ret;
 
 	base = kept_hugepage("guest-ram-pinned", &fd);
 	head = pfn_of(base);
@@ -222,9 +214,12 @@ static int mode_pinned(int race, const char *cmd_pending)
 		pthread_create(&t, NULL, corrupt_thread, &pfn_b);
 	close(fd);
 	if (race)
-		pthread_join(t, NULL);
+		pthread_join(t, &ret);
 	else
-		corrupt_pfn(pfn_b);
+		ret = corrupt_thread(&pfn_b);
+	/* The pin maps B: it stays in the direct map, before the release or after. */
+	CHECK((long)ret == EBUSY, "page B's error is not reported recovered: EBUSY (%s)",
+	      ret ? strerror((long)ret) : "recovered");
 	CHECK(kpageflags(head) & (1ULL << KPF_HUGE),
 	      "memfd closed, %s: the pinned hugepage is not dissolved",
 	      race ? "page B poisoned during the close" : "then page B poisoned");
@@ -243,6 +238,53 @@ static int mode_pinned(int race, const char *cmd_pending)
 	expect_offlined(head, bad, 2);
 	CHECK(nr_hugepages() == nr_before - 1,
 	      "then it left the pool (nr_hugepages %ld -> %ld)", nr_before, nr_hugepages());
+	return check_exit_status();
+}
+
+/*
+ * A coalesced io_uring fixed buffer over the healthy pages of a kept
+ * hugepage holds it with one reference once the memfd released it.  A
+ * second error then must not be reported recovered: x86 would take the
+ * page out of the direct map while the buffer still maps it, and the next
+ * kernel copy from the buffer would oops.
+ */
+static int mode_pinned_released(void)
+{
+	struct io_uring_params p = { 0 };
+	uint64_t head, bad[2];
+	struct iovec iov;
+	int fd, ring, err;
+	char *base;
+
+	base = kept_poisoned_hugepage("guest-ram-pinned-released", 0, &fd,
+				      &head, &bad[0]);
+	bad[1] = pfn_of(base + 5 * 4096);
+	ring = syscall(__NR_io_uring_setup, 4, &p);
+	if (ring < 0) {
+		perror("io_uring_setup");
+		return 2;
+	}
+	/* Registered after the error: every page but the poisoned one. */
+	iov.iov_base = base + 4096;
+	iov.iov_len = hp - 4096;
+	err = syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS, &iov, 1) ?
+	      errno : 0;
+	CHECK(!err, "pages 1 to the last of the kept hugepage are an io_uring fixed buffer (%s)",
+	      err ? strerror(err) : "ok");
+	munmap(base, hp);
+	close(fd);
+	CHECK(kpageflags(head) & (1ULL << KPF_HUGE),
+	      "memfd closed: the pinned hugepage is pending, not dissolved");
+
+	err = corrupt_pfn_errno(bad[1]);
+	CHECK(err == EBUSY,
+	      "an error in page 5, which the buffer maps: not recovered, EBUSY (%s)",
+	      err ? strerror(err) : "recovered");
+
+	CHECK(!syscall(__NR_io_uring_register, ring, IORING_UNREGISTER_BUFFERS, NULL, 0),
+	      "unregister the fixed buffer");
+	close(ring);
+	expect_offlined(head, bad, 2);
 	return check_exit_status();
 }
 
@@ -311,6 +353,8 @@ int main(int argc, char **argv)
 
 	if (!strcmp(argv[1], "pinned") && argc == 5)
 		return mode_pinned(!strcmp(argv[3], "race"), argv[4]);
+	if (!strcmp(argv[1], "pinned-released") && argc == 3)
+		return mode_pinned_released();
 	if (!strcmp(argv[1], "unpoison") && argc == 3)
 		return mode_unpoison();
 	if (!strcmp(argv[1], "release") && argc == 5)

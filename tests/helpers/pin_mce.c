@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * pin_mce io-uring|vmsplice REQUEST_FILE: a kernel reference taken to a
- * kept 2 MiB hugepage before a real action-optional machine check on one
- * of its 4 KiB pages P, then used after it.
+ * pin_mce io-uring|io-uring-released|vmsplice REQUEST_FILE: a kernel
+ * reference taken to a kept 2 MiB hugepage before a real action-optional
+ * machine check on one of its 4 KiB pages P, then used after it.
  *
  *   io-uring  the hugepage is an io_uring fixed buffer; after the error,
  *             IORING_OP_WRITE_FIXED writes 64 bytes from another cache
  *             line of P to a file (the kernel copies through the direct
  *             map, kmap_local_page() of the bvec).
+ *   io-uring-released
+ *             page 0 is poisoned first (MADV_HWPOISON), the other pages
+ *             are one fixed buffer (coalesced: one reference), and the
+ *             memfd is closed before the machine check: the buffer's is
+ *             the only reference left to the released hugepage, and its
+ *             first error's reference is gone.  Then as io-uring.
  *   vmsplice  P is spliced into a pipe (the pipe holds the page); after
  *             the error the pipe is spliced to a file.
  *
@@ -23,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
+#include <stdbool.h>
 #include <sys/uio.h>
 
 #include "check.h"
@@ -51,9 +58,25 @@ static int file_matches(int fd, unsigned long off, size_t len)
 	return 1;
 }
 
-static void via_io_uring(char *base, int out, const char *request, uint64_t pfn)
+/* Wait up to @seconds for the kernel log's memory-failure line of @pfn. */
+static int wait_memory_failure(uint64_t pfn, int seconds)
 {
-	struct iovec iov = { .iov_base = base, .iov_len = HP };
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd),
+		 "for i in $(seq %d); do dmesg | grep -q 'Memory failure: %#llx:' && exit 0; "
+		 "sleep 0.1; done; exit 1", seconds * 10, (unsigned long long)pfn);
+	return system(cmd) == 0;
+}
+
+/*
+ * The fixed buffer covers the hugepage from @from; with @release, the
+ * memfd @fd is closed and unmapped before the machine check.
+ */
+static void via_io_uring(char *base, unsigned long from, int *fd, bool release,
+			 int out, const char *request, uint64_t pfn)
+{
+	struct iovec iov = { .iov_base = base + from, .iov_len = HP - from };
 	struct io_uring_cqe *cqe;
 	struct io_uring_sqe *sqe;
 	struct io_uring ring;
@@ -67,11 +90,23 @@ static void via_io_uring(char *base, int out, const char *request, uint64_t pfn)
 	ret = io_uring_register_buffers(&ring, &iov, 1);
 	CHECK(!ret, "the hugepage is a registered fixed buffer (%s)",
 	      ret ? strerror(-ret) : "ok");
+	if (release) {
+		munmap(base, HP);
+		close(*fd);
+		*fd = -1;
+	}
 
 	mce_request(request, "ao", 0, pfn << 12);
-	CHECK(wait_hwpoison(pfn, 60), "P (pfn %#llx) is HWPOISON", (unsigned long long)pfn);
+	if (release)
+		/* The hugepage is HWPOISON since page 0: wait for P's own. */
+		CHECK(wait_memory_failure(pfn, 60), "memory_failure() ran for P (pfn %#llx)",
+		      (unsigned long long)pfn);
+	else
+		CHECK(wait_hwpoison(pfn, 60), "P (pfn %#llx) is HWPOISON",
+		      (unsigned long long)pfn);
 
 	sqe = io_uring_get_sqe(&ring);
+	/* The buffer's address: the kernel's bvec, whatever the mapping does. */
 	io_uring_prep_write_fixed(sqe, out, base + P_OFF + LINE_OFF, 64, 0, 0);
 	ret = io_uring_submit_and_wait(&ring, 1);
 	CHECK(ret == 1 && !io_uring_wait_cqe(&ring, &cqe) && cqe->res == 64,
@@ -119,8 +154,9 @@ int main(int argc, char **argv)
 	char *base;
 	int fd, out;
 
-	if (argc != 3 || (strcmp(argv[1], "io-uring") && strcmp(argv[1], "vmsplice"))) {
-		fprintf(stderr, "usage: pin_mce io-uring|vmsplice REQUEST_FILE\n");
+	if (argc != 3 || (strcmp(argv[1], "io-uring") && strcmp(argv[1], "io-uring-released") &&
+			  strcmp(argv[1], "vmsplice"))) {
+		fprintf(stderr, "usage: pin_mce io-uring|io-uring-released|vmsplice REQUEST_FILE\n");
 		return 2;
 	}
 	nr_before = read_long_file(POOL);
@@ -140,13 +176,24 @@ int main(int argc, char **argv)
 		base[off] = pattern(off);
 	pfn = pfn_of(base + P_OFF);
 
-	if (!strcmp(argv[1], "io-uring"))
-		via_io_uring(base, out, argv[2], pfn);
-	else
-		via_vmsplice(base, out, argv[2], pfn);
+	if (!strcmp(argv[1], "io-uring")) {
+		via_io_uring(base, 0, &fd, false, out, argv[2], pfn);
+	} else if (!strcmp(argv[1], "io-uring-released")) {
+		struct sigbus_record rec;
+		int ret;
 
-	munmap(base, HP);
-	close(fd);
+		sigbus_install();
+		SIGBUS_SYSCALL(rec, ret = madvise(base, 4096, MADV_HWPOISON));
+		CHECK(!ret && rec.lsb == 12, "page 0 poisoned first, kept (lsb %d)", rec.lsb);
+		via_io_uring(base, 4096, &fd, true, out, argv[2], pfn);
+	} else {
+		via_vmsplice(base, out, argv[2], pfn);
+	}
+
+	if (fd >= 0) {
+		munmap(base, HP);
+		close(fd);
+	}
 	/* io_uring drops its pins from a worker; wait for the offline. */
 	for (int i = 0; i < 100 && read_long_file(POOL) != nr_before - 1; i++)
 		usleep(100000);

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# Peer suites on the patched kernel with mfr.ko loaded and on the same
-# config without the series: the kernel's run_vmtests.sh -t hugetlb and the
-# hugetlb cases of uffd-unit-tests.  Prints a table and fails if any
-# result differs.  Run by "make test-peer" (builds a second kernel, so it
+# Peer suites on the patched kernel with mfr.ko loaded, on the patched
+# kernel without it (the hooks off: exactly stock, the series promises), and
+# on the same config without the series: the kernel's run_vmtests.sh -t
+# hugetlb and the hugetlb cases of uffd-unit-tests.  Prints a table and
+# fails if any result differs.  Run by "make test-peer" (builds a second kernel, so it
 # is not part of "make test").
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/lib.sh"
@@ -51,13 +52,16 @@ cd $sel
 ./uffd-unit-tests >"$out/\$1-uffd.txt" 2>&1
 exit 0
 EOF
-# Both kernels side by side; charge_reserved_hugetlb.sh alone takes about
+# The three side by side; charge_reserved_hugetlb.sh alone takes about
 # 20 minutes under TCG.
-KDIR=$KDIR VM_TIMEOUT=5400 scripts/vm-run.sh "bash $out/guest.sh mfr" &
+KDIR=$KDIR VM_TIMEOUT=7200 scripts/vm-run.sh "bash $out/guest.sh mfr" &
 mfr_vm=$!
-KDIR=$STOCK_KDIR VM_NO_MODULE=1 VM_TIMEOUT=5400 scripts/vm-run.sh "bash $out/guest.sh stock" ||
+KDIR=$KDIR VM_NO_MODULE=1 VM_TIMEOUT=7200 scripts/vm-run.sh "bash $out/guest.sh hooks" &
+hooks_vm=$!
+KDIR=$STOCK_KDIR VM_NO_MODULE=1 VM_TIMEOUT=7200 scripts/vm-run.sh "bash $out/guest.sh stock" ||
 	die "the VM without the series failed"
 wait "$mfr_vm" || die "the VM with the series failed"
+wait "$hooks_vm" || die "the VM with the series, mfr.ko not loaded, failed"
 
 # "name result" lines from each log.
 results() {
@@ -68,10 +72,14 @@ results() {
 		"$1-uffd.txt"
 }
 results "$out/mfr" | sort >"$out/mfr.res"
+results "$out/hooks" | sort >"$out/hooks.res"
 results "$out/stock" | sort >"$out/stock.res"
-[ -s "$out/mfr.res" ] || die "no results parsed from $out/mfr-*.txt"
+for k in mfr hooks; do
+	[ -s "$out/$k.res" ] || die "no results parsed from $out/$k-*.txt"
+done
 
-printf '| test | patched + mfr.ko | without the series |\n|---|---|---|\n'
-join -a1 -a2 -e missing -o 0,1.2,2.2 "$out/mfr.res" "$out/stock.res" |
-	awk '{ printf "| %s | %s | %s |\n", $1, $2, $3; if ($2 != $3) diff++ }
+printf '| test | patched + mfr.ko | patched, no module | without the series |\n|---|---|---|---|\n'
+join -a1 -a2 -e missing -o 0,1.2,2.2 "$out/mfr.res" "$out/hooks.res" |
+	join -a1 -a2 -e missing -o 0,1.2,1.3,2.2 - "$out/stock.res" |
+	awk '{ printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4; if ($2 != $4 || $3 != $4) diff++ }
 	     END { exit diff ? 1 : 0 }'

@@ -116,7 +116,7 @@ kept_helper() {
 	check "pool counters agree after release" pool_consistent
 }
 
-# kselftest_hugetlb_mfr VARIANT...: the series' selftest (patch 0017) with
+# kselftest_hugetlb_mfr VARIANT...: the series' selftest (patch 0022) with
 # mfr.ko, where each VARIANT named must have run, not skipped; then without
 # mfr.ko, where it must skip (exit 4, KSFT_SKIP).
 kselftest_hugetlb_mfr() {
@@ -188,3 +188,40 @@ PY
 	listener=$!
 	for _ in $(seq 100); do [ -S "$1" ] && break; sleep 0.1; done
 }
+
+# failslab for the atomic allocations of the tasks marked make-it-fail
+# (inherited by their threads), under memory_failure() only: the first is
+# the entry of a hugepage's list of poisoned base pages.  failslab_setup
+# (disarmed, returns 1 if memory_failure is not in System.map),
+# failslab_arm (fail the next one), failslab_disarm, failslab_reset.
+FAILSLAB=/sys/kernel/debug/failslab
+failslab_setup() {
+	local start end
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	read -r start end < <(kernel_func_range memory_failure)
+	[ -n "$end" ] || return 1
+	echo 0 >"$FAILSLAB/verbose"
+	echo Y >"$FAILSLAB/ignore-gfp-wait"
+	echo Y >"$FAILSLAB/task-filter"
+	echo "0x$start" >"$FAILSLAB/require-start"
+	echo "0x$end" >"$FAILSLAB/require-end"
+	echo 0 >"$FAILSLAB/probability"
+}
+failslab_arm() { echo 1 >"$FAILSLAB/times" && echo 100 >"$FAILSLAB/probability"; }
+failslab_disarm() { echo 0 >"$FAILSLAB/probability"; }
+failslab_injected() { [ "$(cat "$FAILSLAB/times")" = 0 ]; }
+failslab_reset() {
+	echo 0 >"$FAILSLAB/probability"
+	echo N >"$FAILSLAB/task-filter"
+	echo N >"$FAILSLAB/ignore-gfp-wait"
+	echo 0 >"$FAILSLAB/require-start"
+	echo 0xffffffffffffffff >"$FAILSLAB/require-end"
+}
+# wait_file FILE: up to 60 s for a helper to create FILE.
+wait_file() {
+	local _
+	for _ in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.1; done
+	return 1
+}
+# untracked_said: how often mfr.ko said it was told of an untracked error.
+untracked_said() { dmesg | grep -c 'the kernel lost track of which pages of its hugepage are'; }
