@@ -302,6 +302,7 @@ static const char *event_msgid(uint8_t cmd)
 	case MFR_CMD_PAGE_POISONED_NTF: return MFRD_MSGID_PAGE_POISONED;
 	case MFR_CMD_PAGE_CONSUMED_NTF: return MFRD_MSGID_PAGE_CONSUMED;
 	case MFR_CMD_BUDGET_EXCEEDED_NTF: return MFRD_MSGID_BUDGET_EXCEEDED;
+	case MFR_CMD_PAGE_UNTRACKED_NTF: return MFRD_MSGID_PAGE_UNTRACKED;
 	case MFR_CMD_FOLIO_PENDING_NTF: return MFRD_MSGID_FOLIO_PENDING;
 	case MFR_CMD_FOLIO_OFFLINED_NTF: return MFRD_MSGID_FOLIO_OFFLINED;
 	default: return NULL;
@@ -358,6 +359,12 @@ static void poison_message(struct mfrd_log *l, uint8_t cmd,
 				 txt(&t, set, tb, MFR_A_POISON_PFN),
 				 txt(&t, set, tb, MFR_A_POISON_FOLIO_SIZE));
 		break;
+	case MFR_CMD_PAGE_UNTRACKED_NTF:
+		mfrd_log_message(l, "memfd %s page at offset %s poisoned, pfn %s: the kernel lost track of which pages of its %s hugepage are poisoned (no memory), it gets the kernel's default handling",
+				 owner, txt(&t, set, tb, MFR_A_POISON_OFFSET),
+				 txt(&t, set, tb, MFR_A_POISON_PFN),
+				 txt(&t, set, tb, MFR_A_POISON_FOLIO_SIZE));
+		break;
 	case MFR_CMD_FOLIO_PENDING_NTF:
 		mfrd_log_message(l, "memfd %s released its poisoned %s hugepage at offset %s, head pfn %s; offlining waits for its last reference",
 				 owner, txt(&t, set, tb, MFR_A_POISON_FOLIO_SIZE),
@@ -382,7 +389,8 @@ static void log_event(uint8_t cmd, const struct mfr_attr_set *set,
 		      uint64_t inode)
 {
 	bool warn = cmd == MFR_CMD_PAGE_POISONED_NTF ||
-		    cmd == MFR_CMD_BUDGET_EXCEEDED_NTF;
+		    cmd == MFR_CMD_BUDGET_EXCEEDED_NTF ||
+		    cmd == MFR_CMD_PAGE_UNTRACKED_NTF;
 	struct mfrd_log *l = mfrd_log_new(warn ? LOG_WARNING : LOG_INFO,
 					  event_msgid(cmd));
 	char *owner = owner_text(m, inode);
@@ -548,6 +556,19 @@ static int record_poison(struct batch *b, struct mfrd_store *s, uint8_t cmd,
 		    mfrd_store_set_folio_state(s, head, p.state, b->now) < 0)
 			return -1;
 		break;
+	case MFR_CMD_PAGE_UNTRACKED_NTF:
+		/*
+		 * Default handling as past a budget (state fallback), or a
+		 * released hugepage offlined whole later (state pending).
+		 */
+		if (!(p.has & MFRD_HAS_STATE)) {
+			p.state = MFR_PAGE_STATE_FALLBACK;
+			p.has |= MFRD_HAS_STATE;
+		}
+		if ((p.has & MFRD_HAS_HEAD_PFN) &&
+		    mfrd_store_set_folio_state(s, head, p.state, b->now) < 0)
+			return -1;
+		break;
 	case MFR_CMD_FOLIO_PENDING_NTF:
 		return mfrd_store_set_folio_state(s, head,
 						  MFR_PAGE_STATE_PENDING,
@@ -670,7 +691,8 @@ static void batch_owners(struct batch *b)
 
 	for (size_t i = 0; i < b->n; i++)
 		if ((b->v[i].cmd == MFR_CMD_PAGE_POISONED_NTF ||
-		     b->v[i].cmd == MFR_CMD_BUDGET_EXCEEDED_NTF) &&
+		     b->v[i].cmd == MFR_CMD_BUDGET_EXCEEDED_NTF ||
+		     b->v[i].cmd == MFR_CMD_PAGE_UNTRACKED_NTF) &&
 		    b->v[i].tb[MFR_A_POISON_INODE] &&
 		    !memfd_find(b->d, b->v[i].inode))
 			want(&w, b->v[i].inode);

@@ -58,7 +58,8 @@ int mfr_event_fill(struct sk_buff *msg, const struct mfr_event *ev)
 	case MFR_CMD_PAGE_UNTRACKED_NTF:
 		if (nla_put_uint(msg, MFR_A_POISON_PFN, ev->pfn) ||
 		    nla_put_uint(msg, MFR_A_POISON_FOLIO_SIZE, ev->folio_size) ||
-		    nla_put_uint(msg, MFR_A_POISON_OFFSET, ev->offset))
+		    nla_put_uint(msg, MFR_A_POISON_OFFSET, ev->offset) ||
+		    nla_put_u32(msg, MFR_A_POISON_STATE, ev->state))
 			return -EMSGSIZE;
 		break;
 	case MFR_CMD_FOLIO_PENDING_NTF:

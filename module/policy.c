@@ -421,11 +421,13 @@ void mfr_policy_page_untracked(struct folio *folio, struct page *page)
 	unsigned long was_kept;
 	struct mfr_memfd *m;
 
+	ev.state = MFR_PAGE_STATE_FALLBACK;
 	if (!mapping) {
 		/* Released, pending on a pin: offlined whole when freed. */
 		ev.ino = mfr_poison_folio_ino(folio_pfn(folio),
 					      folio_nr_pages(folio));
-		mfr_poison_add(folio, page, ev.ino, MFR_PAGE_STATE_PENDING);
+		ev.state = MFR_PAGE_STATE_PENDING;
+		mfr_poison_add(folio, page, ev.ino, ev.state);
 		mfr_event_send(&ev);
 		return;
 	}

@@ -17,6 +17,10 @@ pool=$(hugepages_dir 2M)/nr_hugepages
 check "failslab set up under memory_failure()" failslab_setup
 
 d=$(mktemp -d)
+# Each untracked error is a page-untracked notification with its state.
+"$MFRCTL" -j monitor >"$d/events" &
+mon=$!
+sleep 1
 
 # --- the first error is untracked ---
 echo $(($(cat "$pool") + 1)) >"$pool"
@@ -82,6 +86,16 @@ check "second: status, offlined, nothing pending or kept" ./expect-status folios
 	memfds-kept=0 raw-pages-kept=0 folios-offlined=$((offlined + 1))
 check "second: the pool is one lower" test "$(cat "$pool")" = $((pool_before - 1))
 check "second: pool counters agree" pool_consistent
+kill "$mon"
+wait "$mon" 2>/dev/null
+check "page-untracked notifications: the first error's and the second's, state fallback" \
+	"$PYTHON" -c '
+import json, sys
+evs = [json.loads(l) for l in open(sys.argv[1])]
+u = [e for e in evs if e["event"] == "page-untracked"]
+print(u)
+sys.exit(0 if len(u) == 2 and all(e["state"] == "fallback" and e["pfn"] and e["folio_size"] == 2097152
+                                  for e in u) else 1)' "$d/events"
 check "rmmod mfr works" rmmod mfr
 insmod "$MFR_ROOT/module/mfr.ko"
 check "mfr loads again" module_loaded
