@@ -546,22 +546,15 @@ static int record_poison(struct batch *b, struct mfrd_store *s, uint8_t cmd,
 	case MFR_CMD_PAGE_CONSUMED_NTF:
 		break;
 	case MFR_CMD_BUDGET_EXCEEDED_NTF:
+	case MFR_CMD_PAGE_UNTRACKED_NTF:
 		/*
 		 * The page got the default handling; the kept pages of its
 		 * hugepage fall back with it (poison-get says "fallback").
+		 * An untracked error in a hugepage its memfd had released
+		 * says "pending": it is offlined whole later.
 		 */
-		p.state = MFR_PAGE_STATE_FALLBACK;
-		p.has |= MFRD_HAS_STATE;
-		if ((p.has & MFRD_HAS_HEAD_PFN) &&
-		    mfrd_store_set_folio_state(s, head, p.state, b->now) < 0)
-			return -1;
-		break;
-	case MFR_CMD_PAGE_UNTRACKED_NTF:
-		/*
-		 * Default handling as past a budget (state fallback), or a
-		 * released hugepage offlined whole later (state pending).
-		 */
-		if (!(p.has & MFRD_HAS_STATE)) {
+		if (cmd == MFR_CMD_BUDGET_EXCEEDED_NTF ||
+		    !(p.has & MFRD_HAS_STATE)) {
 			p.state = MFR_PAGE_STATE_FALLBACK;
 			p.has |= MFRD_HAS_STATE;
 		}
