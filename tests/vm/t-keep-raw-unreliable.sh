@@ -17,10 +17,25 @@ pool=$(hugepages_dir 2M)/nr_hugepages
 check "failslab set up under memory_failure()" failslab_setup
 
 d=$(mktemp -d)
-# Each untracked error is a page-untracked notification with its state.
+wait_until() { # SECONDS COMMAND...: poll every 0.2 s
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.2
+	done
+}
+# Each untracked error is a page-untracked notification with its state;
+# mfrd records it and says why.
 "$MFRCTL" -j monitor >"$d/events" &
 mon=$!
-sleep 1
+mkdir "$d/rules"
+printf 'state_dir = %s\nready_timeout = 600\n' "$d/state" >"$d/mfrd.conf"
+notify_listener "$d/notify.sock" "$d/notify"
+NOTIFY_SOCKET=$d/notify.sock RUNTIME_DIRECTORY=$d "$MFR_ROOT/build/daemon/asan/mfrd" \
+	--config "$d/mfrd.conf" --rules-dir "$d/rules" >"$d/mfrd.log" 2>&1 &
+mfrd=$!
+check "mfrd is READY" wait_until 120 grep -q READY=1 "$d/notify"
 
 # --- the first error is untracked ---
 echo $(($(cat "$pool") + 1)) >"$pool"
@@ -88,6 +103,22 @@ check "second: the pool is one lower" test "$(cat "$pool")" = $((pool_before - 1
 check "second: pool counters agree" pool_consistent
 kill "$mon"
 wait "$mon" 2>/dev/null
+kill "$mfrd"
+check "mfrd stopped cleanly" wait "$mfrd"
+kill "$listener"
+cat "$d/mfrd.log"
+check "mfrd said it twice: the kernel lost track" \
+	test "$(grep -Ec 'the kernel lost track of which pages of its .* hugepage are poisoned' "$d/mfrd.log")" = 2
+check "mfrd's store: the first error's page fell back, the second's offlined with its hugepage" \
+	"$PYTHON" -c '
+import json, sqlite3, sys
+evs = [json.loads(l) for l in open(sys.argv[1])]
+u = [e["pfn"] for e in evs if e["event"] == "page-untracked"]
+rows = dict((r[0], r[1:]) for r in sqlite3.connect(sys.argv[2]).execute(
+    "select pfn, memfd_name, state from poisoned_pages"))
+print(u, rows)
+sys.exit(0 if len(u) == 2 and rows.get(u[0]) == ("guest-ram-untracked-1", "fallback")
+         and rows.get(u[1]) == ("guest-ram-untracked-2", "offlined") else 1)' "$d/events" "$d/state/mfrd.db"
 check "page-untracked notifications: the first error's and the second's, state fallback" \
 	"$PYTHON" -c '
 import json, sys
