@@ -5,12 +5,13 @@
 # fails, as one that does not gets its data.
 . ./lib.sh
 before=$(./status-value folios-offlined)
-check "test_hmm loads" modprobe test_hmm
+check "test_hmm loads (or is loaded)" modprobe test_hmm
 dev=/dev/hmm_dmirror0
 for _ in $(seq 50); do [ -c "$dev" ] && break; sleep 0.1; done
 check "the dmirror device $dev is there" test -c "$dev"
 check "kept_hmm" "$MFR_ROOT/build/helpers/kept_hmm" "$dev"
 check "status: offlined after close" ./expect-status memfds-kept=0 raw-pages-kept=0 \
 	folios-pending=0 folios-offlined=$((before + 1))
-rmmod test_hmm
+# test_hmm stays loaded: its exit (stock 6.12) deletes its devices without
+# the last put_device(), which kmemleak reports as a leak in a later test.
 finish
