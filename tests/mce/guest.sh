@@ -20,6 +20,26 @@ case $(cat /proc/cmdline) in
 		grep -q 'mem auto-init:.*free:on' <(dmesg) ;;
 esac
 
+# The action-required machine checks go to CPU 1 while a helper spins
+# there in user mode (the only place they are recoverable), or to a kernel
+# thread copying there: nothing else should run on it.  Every task that
+# may move and every interrupt go to CPU 0; this shell too, so everything
+# it starts stays there unless it asks for CPU 1.
+quiet_cpu1() {
+	local p i
+	for p in /proc/[0-9]*; do
+		taskset -a -p 1 "${p#/proc/}" >/dev/null 2>&1
+	done
+	echo 1 >/proc/irq/default_smp_affinity 2>/dev/null
+	for i in /proc/irq/[0-9]*; do
+		echo 1 >"$i/smp_affinity" 2>/dev/null
+	done
+	return 0
+}
+quiet_cpu1
+check "CPU 1 quiet: this shell runs on CPU 0 only" \
+	grep -qx 'Cpus_allowed_list:[[:space:]]*0' /proc/$$/status
+
 # pfn_record PFN: that pfn's poison-get record as "state times-consumed".
 pfn_record() {
 	ynl --dump poison-get --output-json 2>/dev/null | "$PYTHON" -c '
