@@ -905,7 +905,10 @@ int mfrd_reconcile(struct mfrd *d, const char *why)
 	 * would make them look stale and they would be skipped unlogged.
 	 * A gap or overrun there needs nothing more than this reconcile.
 	 */
-	if (d->events && read_batch(d, &(struct batch){ 0 }, &overrun))
+	d->reconciling = true;
+	ret = d->events ? read_batch(d, &(struct batch){ 0 }, &overrun) : 0;
+	d->reconciling = false;
+	if (ret)
 		return -1;
 	d->redumps++;
 	d->last_reconcile_usec = mfrd_monotonic_usec();
@@ -990,6 +993,10 @@ void mfrd_reconcile_soon(struct mfrd *d, const char *why)
 {
 	int64_t due = d->last_reconcile_usec + RECONCILE_MIN_USEC;
 	int enabled = SD_EVENT_OFF;
+
+	/* A gap in the events a reconcile reads first: it covers it. */
+	if (d->reconciling)
+		return;
 
 	if (!d->last_reconcile_usec || mfrd_monotonic_usec() >= due) {
 		reconcile_for(d, why);
