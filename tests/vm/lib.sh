@@ -217,6 +217,15 @@ failslab_reset() {
 	echo 0 >"$FAILSLAB/require-start"
 	echo 0xffffffffffffffff >"$FAILSLAB/require-end"
 }
+# wait_until SECONDS COMMAND...: until COMMAND succeeds, polled every 0.2 s.
+wait_until() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.2
+	done
+}
 # wait_file FILE: up to 60 s for a helper to create FILE.
 wait_file() {
 	local _

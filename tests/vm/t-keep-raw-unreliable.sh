@@ -17,14 +17,6 @@ pool=$(hugepages_dir 2M)/nr_hugepages
 check "failslab set up under memory_failure()" failslab_setup
 
 d=$(mktemp -d)
-wait_until() { # SECONDS COMMAND...: poll every 0.2 s
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ $SECONDS -lt $end ] || return 1
-		sleep 0.2
-	done
-}
 # Each untracked error is a page-untracked notification with its state;
 # mfrd records it and says why.
 "$MFRCTL" -j monitor >"$d/events" &

@@ -70,15 +70,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_until() { # SECONDS COMMAND...: poll every 0.2 s
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ $SECONDS -lt $end ] || return 1
-		sleep 0.2
-	done
-}
-wait_file() { wait_until 60 test -e "$1"; }
 start_mfrd() {
 	"$mfrd" --config "$T/mfrd.conf" --rules-dir "$T/rules" >>"$log" 2>&1 &
 	mfrd_pid=$!
