@@ -905,13 +905,13 @@ int mfrd_reconcile(struct mfrd *d, const char *why)
 	 * would make them look stale and they would be skipped unlogged.
 	 * A gap or overrun there needs nothing more than this reconcile.
 	 */
-	d->reconciling = true;
-	ret = d->events ? read_batch(d, &(struct batch){ 0 }, &overrun) : 0;
-	d->reconciling = false;
-	if (ret)
+	if (d->events && read_batch(d, &(struct batch){ 0 }, &overrun))
 		return -1;
 	d->redumps++;
 	d->last_reconcile_usec = mfrd_monotonic_usec();
+	/* A reconcile already scheduled is this one: not another after it. */
+	if (d->reconcile_src)
+		sd_event_source_set_enabled(d->reconcile_src, SD_EVENT_OFF);
 	/*
 	 * The generation before the dumps: if no page carries the dump's
 	 * own, events after this one are replayed, harmlessly and in order.
@@ -993,10 +993,6 @@ void mfrd_reconcile_soon(struct mfrd *d, const char *why)
 {
 	int64_t due = d->last_reconcile_usec + RECONCILE_MIN_USEC;
 	int enabled = SD_EVENT_OFF;
-
-	/* A gap in the events a reconcile reads first: it covers it. */
-	if (d->reconciling)
-		return;
 
 	if (!d->last_reconcile_usec || mfrd_monotonic_usec() >= due) {
 		reconcile_for(d, why);

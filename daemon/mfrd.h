@@ -87,7 +87,6 @@ struct mfrd {
 	uint64_t events_lost;		/* overruns and generation gaps */
 	uint64_t redumps;		/* reconciling dumps */
 	int64_t last_reconcile_usec;	/* CLOCK_MONOTONIC, for the bound */
-	bool reconciling;		/* reading the queued events first */
 	sd_event_source *reconcile_src;	/* a coalesced reconcile, due */
 	const char *reconcile_why;	/* ... and why */
 	uint64_t earlier_boot_pfns;	/* in the store (forget changes it) */
