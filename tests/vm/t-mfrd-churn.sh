@@ -91,8 +91,11 @@ check "premise: the tenant's notifications were rate-limited ($suppressed suppre
 	test "$suppressed" -gt $((waves * per))
 check "mfrd never died nor was restarted (same pid $mfrd_pid)" kill -0 "$mfrd_pid"
 gap=$(awk '/WATCHDOG=1/ { if (last && $1 - last > max) max = $1 - last; last = $1 } END { printf "%.1f", max }' "$T/notify")
-check "watchdog: WATCHDOG=1 never more than 10 s apart (WATCHDOG_USEC 20 s; the longest gap $gap s)" \
-	awk -v g="$gap" 'BEGIN { exit !(g <= 10) }'
+# sd-event feeds the watchdog between a half and three quarters of
+# WATCHDOG_USEC after the last ping when the loop is idle: 10 to 15 s here.
+# A longer gap is a loop held up by the churn.
+check "watchdog: WATCHDOG=1 never more than 15 s apart (WATCHDOG_USEC 20 s, sd-event pings within 3/4 of it; the longest gap $gap s)" \
+	awk -v g="$gap" 'BEGIN { exit !(g <= 15) }'
 check "RSS bounded: at most 24 MiB over its start ($rss0 -> max $max_rss kB)" \
 	test $((max_rss - rss0)) -le $((24 * 1024))
 last=$(rss)
