@@ -356,7 +356,7 @@ standin_has() { # the stand-in in the runtime directory has the page
 	return 1
 }
 check "full: the page poisoned on the full disk is recorded aside (runtime stand-in)" \
-	wait_until 30 standin_has
+	wait_until 60 standin_has
 check "full: mfrd did not exit (same pid), STATUS says where the records are" \
 	bash -c "kill -0 $full_pid && grep -q 'store file not usable, records kept in $T/run/store-standin' '$T/notify'"
 kill -TERM "$mfrd_pid"; wait "$mfrd_pid"
