@@ -47,14 +47,16 @@ stats_value() { awk -v k="$1" '$1 == k { print $2 }'; }
 
 module_loaded() { [ -d /sys/module/mfr ]; }
 
-# The pool's counters agree: vm.nr_hugepages (the default size's pool
-# size) with HugePages_Total, and for every size the pool and its surplus
-# with the sums over the nodes.  Prints what disagrees.
+# The pool's counters agree: vm.nr_hugepages (the default size's
+# persistent pool) with HugePages_Total less HugePages_Surp (a surplus
+# page, in use or not freed yet, is in the total only), and for every
+# size the pool and its surplus with the sums over the nodes.  Prints
+# what disagrees.
 pool_consistent() {
 	local bad=0 sz dir total surp nodes_total nodes_surp
-	total=$(awk '/^HugePages_Total:/ {print $2}' /proc/meminfo)
-	if [ "$(cat /proc/sys/vm/nr_hugepages)" != "$total" ]; then
-		echo "vm.nr_hugepages $(cat /proc/sys/vm/nr_hugepages) != HugePages_Total $total"
+	read -r total surp < <(awk '/^HugePages_Total:/ { t = $2 } /^HugePages_Surp:/ { s = $2 } END { print t, s }' /proc/meminfo)
+	if [ "$(cat /proc/sys/vm/nr_hugepages)" != $((total - surp)) ]; then
+		echo "vm.nr_hugepages $(cat /proc/sys/vm/nr_hugepages) != HugePages_Total $total - HugePages_Surp $surp"
 		bad=1
 	fi
 	for dir in /sys/kernel/mm/hugepages/hugepages-*; do
