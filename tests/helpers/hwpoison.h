@@ -210,41 +210,36 @@ static inline char *hugetlb_memfd_map(const char *name, unsigned long hp,
 
 /* Wait up to @seconds for @pfn to show HWPOISON in /proc/kpageflags. */
 /*
- * Whether memory_failure() logged its outcome for @pfn ("Memory failure:
- * 0x...: recovery action for ..."): the kernel log from its start.
+ * Whether the kernel log records on @fd (/dev/kmsg, non-blocking) not read
+ * yet include memory_failure()'s outcome for @pfn ("Memory failure:
+ * 0x...: recovery action for ...").
  */
-static inline int hwpoison_handled(uint64_t pfn)
+static inline int hwpoison_handled(int fd, uint64_t pfn)
 {
 	char rec[2048], want[64];
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
-	int found = 0;
 	ssize_t n;
 
-	if (fd < 0)
-		return 0;
 	snprintf(want, sizeof(want), "Memory failure: %#llx: ", (unsigned long long)pfn);
 	while ((n = read(fd, rec, sizeof(rec) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
 		if (n <= 0)
 			continue;	/* overwritten records: go on */
 		rec[n] = 0;
-		if (strstr(rec, want) && strstr(rec, "recovery action")) {
-			found = 1;
-			break;
-		}
+		if (strstr(rec, want) && strstr(rec, "recovery action"))
+			return 1;
 	}
-	close(fd);
-	return found;
+	return 0;
 }
 
 /*
  * Wait until @pfn is HWPoison and memory_failure() is done with it: an
  * asynchronous (action-optional) machine check sets the flag before the
  * kernel decides what to do with the page, and a test that acts in
- * between sees neither the old page nor the handled one.
+ * between sees neither the old page nor the handled one.  The kernel log
+ * is read from its start once, then only its new records.
  */
 static inline int wait_hwpoison(uint64_t pfn, int seconds)
 {
-	int i;
+	int i, fd, found = 0;
 
 	for (i = 0; i < seconds * 10; i++) {
 		if (kpageflags(pfn) & (1ULL << KPF_HWPOISON))
@@ -253,12 +248,18 @@ static inline int wait_hwpoison(uint64_t pfn, int seconds)
 	}
 	if (i == seconds * 10)
 		return 0;
-	for (; i < seconds * 10; i++) {
-		if (hwpoison_handled(pfn))
-			return 1;
-		usleep(100000);
+	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	if (fd < 0) {
+		perror("/dev/kmsg");
+		return 0;
 	}
-	return 0;
+	for (; i < seconds * 10 && !found; i++) {
+		found = hwpoison_handled(fd, pfn);
+		if (!found)
+			usleep(100000);
+	}
+	close(fd);
+	return found;
 }
 
 static inline long read_long_file(const char *path)
