@@ -22,6 +22,7 @@
 #include "mfrctl.h"
 #include "mfrd-log.h"
 #include "mfrd-store.h"
+#include "mfrd-store-vfs.h"
 
 #define BUSY_MS		10000
 
@@ -120,11 +121,41 @@ static json_object *cell_json(sqlite3_stmt *st, int i, enum kind k,
 	return json_text((const char *)sqlite3_column_text(st, i));
 }
 
+/* The private copy open_copy() reads, removed when mfrctl exits. */
+static char *store_copy;
+
+static void remove_store_copy(void)
+{
+	mfrd_store_private_copy_remove(store_copy);
+	store_copy = NULL;
+}
+
 /*
- * The store, read-only or for writing.  Read-only, a WAL store in a
- * directory mfrctl cannot write (a read-only /var, the -shm file gone
- * with a clean stop) does not open through SQLite's locks: then the
- * file alone, immutable, as mfrd reads it in that case.
+ * A store SQLite cannot read in place: a copy of it and its WAL in
+ * mfrd's runtime directory, or else the file alone (immutable), as mfrd
+ * reads it in those cases.
+ */
+static int open_copy(const char *path, sqlite3 **db)
+{
+	int rc;
+
+	store_copy = mfrd_store_private_copy(path);
+	if (store_copy) {
+		atexit(remove_store_copy);
+		rc = mfrd_store_open_readonly(store_copy, false, db);
+		if (rc == SQLITE_OK &&
+		    sqlite3_exec(*db, "SELECT count(*) FROM sqlite_schema",
+				 NULL, NULL, NULL) == SQLITE_OK)
+			return rc;
+		sqlite3_close(*db);
+	}
+	return mfrd_store_open_readonly(path, true, db);
+}
+
+/*
+ * The store, read-only or for writing.  Read-only, a WAL store whose
+ * WAL index SQLite cannot make or map (a read-only /var with the -shm
+ * file gone with a clean stop; a full disk) is read from a copy.
  */
 static int open_db(struct mfrctl *ctl, bool write, sqlite3 **db)
 {
@@ -139,16 +170,19 @@ static int open_db(struct mfrctl *ctl, bool write, sqlite3 **db)
 		return errno == EACCES || errno == EPERM ? EXIT_DENIED :
 		       EXIT_FAILED;
 	}
-	rc = sqlite3_open_v2(path, db, flags, NULL);
+	*db = NULL;
+	rc = mfrd_store_vfs_init();
+	if (rc == SQLITE_OK)
+		rc = sqlite3_open_v2(path, db, flags, MFRD_STORE_VFS);
 	if (rc == SQLITE_OK && !write &&
 	    sqlite3_exec(*db, "SELECT count(*) FROM sqlite_schema", NULL, NULL,
 			 NULL) != SQLITE_OK) {
 		sqlite3_close(*db);
-		rc = mfrd_store_open_readonly(path, true, db);
+		rc = open_copy(path, db);
 	}
 	if (rc != SQLITE_OK) {
 		fprintf(stderr, "mfrctl: %s: %s: %s\n", ctl->what, path,
-			*db ? sqlite3_errmsg(*db) : "out of memory");
+			*db ? sqlite3_errmsg(*db) : sqlite3_errstr(rc));
 		sqlite3_close(*db);
 		return EXIT_FAILED;
 	}

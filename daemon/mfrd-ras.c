@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include "mfrd-ras.h"
+#include "mfrd-store-vfs.h"
 
 /*
  * rasdaemon's mc_event: label is the DIMM's (EDAC's dimm_label, or the
@@ -35,8 +36,10 @@ struct mfrd_ras *mfrd_ras_open(const char *path, const char **why)
 	/* Read-only, never waiting long: rasdaemon writes it. */
 	if (asprintf(&uri, "file:%s?mode=ro", path) < 0)
 		abort();
-	if (sqlite3_open_v2(uri, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
-			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+	/* rasdaemon's disk may be mfrd's full one: its -shm the same risk. */
+	if (mfrd_store_vfs_init() != SQLITE_OK ||
+	    sqlite3_open_v2(uri, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+			    SQLITE_OPEN_NOMUTEX, MFRD_STORE_VFS) != SQLITE_OK ||
 	    sqlite3_prepare_v2(r->db, LOOKUP_SQL, -1, &r->lookup, NULL)) {
 		snprintf(msg, sizeof(msg), "%s",
 			 r->db ? sqlite3_errmsg(r->db) : "out of memory");

@@ -98,8 +98,12 @@ static int open_candidate(const char *path, const char *c,
 
 	free(r->standin_error);
 	r->standin_error = NULL;
-	if (mfrd_store_open(c, boot_id, sp, &r->standin_error, NULL))
+	if (mfrd_store_open(c, boot_id, sp, &r->standin_error, NULL)) {
+		/* Not left for a later start to take as an earlier run's. */
+		if (!reused)
+			mfrd_store_remove_standin(c);
 		return -1;
+	}
 	r->copied = mfrd_store_copy_pages(*sp, path);
 	if (r->copied == -2) {
 		/* The stand-in takes no write (a full disk): the next one. */
@@ -167,15 +171,7 @@ int mfrd_store_open_or_recover(const char *path, const char *const *candidates,
 
 void mfrd_store_remove_standin(const char *standin)
 {
-	static const char *const suffixes[] = { "", "-wal", "-shm" };
-	char *f;
-
-	for (size_t i = 0; i < 3; i++) {
-		if (asprintf(&f, "%s%s", standin, suffixes[i]) < 0)
-			abort();
-		unlink(f);
-		free(f);
-	}
+	mfrd_store_remove_files(standin);
 }
 
 int mfrd_store_leave_standin(struct mfrd_store *s, const char *standin,

@@ -5,16 +5,22 @@
  * names so the database reads well in the sqlite3 shell and does not
  * depend on uAPI numbering.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/sendfile.h>
 #include <sqlite3.h>
 
 #include "mfr-spec.h"
 #include "mfrd-grow.h"
+#include "mfrd-runtime-dir.h"
 #include "mfrd-store.h"
+#include "mfrd-store-vfs.h"
 
 /*
  * migrations[v] takes a database from schema v to v + 1, in the same
@@ -327,8 +333,15 @@ static int setup(struct mfrd_store *s, const char *path)
 	int rc;
 
 	s->fault = MFRD_STORE_UNAVAILABLE;
+	rc = mfrd_store_vfs_init();
+	if (rc) {
+		snprintf(s->err, sizeof(s->err), "%s: no SQLite VFS: %s", path,
+			 sqlite3_errstr(rc));
+		return -1;
+	}
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE |
-			    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL))
+			    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    MFRD_STORE_VFS))
 		return s->db ? fail(s, path) :
 		       (snprintf(s->err, sizeof(s->err), "%s: out of memory",
 				 path), -1);
@@ -767,8 +780,12 @@ int mfrd_store_open_readonly(const char *path, bool immutable, sqlite3 **db)
 	fputs(immutable ? "?immutable=1" : "?mode=ro", f);
 	if (fclose(f))
 		abort();
-	rc = sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
-			     SQLITE_OPEN_NOMUTEX, NULL);
+	*db = NULL;
+	rc = mfrd_store_vfs_init();
+	if (rc == SQLITE_OK)
+		rc = sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY |
+				     SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+				     MFRD_STORE_VFS);
 	free(uri);
 	if (rc == SQLITE_OK)
 		sqlite3_busy_timeout(*db, MFRD_STORE_BUSY_TIMEOUT_MS);
@@ -857,6 +874,103 @@ static int64_t copy_from(struct mfrd_store *s, sqlite3_stmt *ins,
 	return added < 0 ? -2 : total;
 }
 
+/* File from into a new file to; 1 if from does not exist. */
+static int copy_file(const char *from, const char *to)
+{
+	int in, out, ret = 0;
+	ssize_t n;
+
+	in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return errno == ENOENT ? 1 : -1;
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (out < 0) {
+		close(in);
+		return -1;
+	}
+	while ((n = sendfile(out, in, NULL, 1 << 20)) > 0)
+		;
+	if (n < 0 || close(out))
+		ret = -1;
+	close(in);
+	return ret;
+}
+
+char *mfrd_store_private_copy(const char *path)
+{
+	char *dir = mfrd_runtime_path("store-read.XXXXXX"), *db, *from_wal;
+	char *wal;
+	int ret;
+
+	if (!mkdtemp(dir)) {
+		free(dir);
+		return NULL;
+	}
+	if (asprintf(&db, "%s/store.db", dir) < 0 ||
+	    asprintf(&wal, "%s-wal", db) < 0 ||
+	    asprintf(&from_wal, "%s-wal", path) < 0)
+		abort();
+	/* The WAL first: see mfrd-store.h. */
+	ret = copy_file(from_wal, wal);
+	if (ret >= 0)
+		ret = copy_file(path, db);
+	free(from_wal);
+	free(wal);
+	free(dir);
+	if (ret) {
+		mfrd_store_private_copy_remove(db);
+		return NULL;
+	}
+	return db;
+}
+
+void mfrd_store_remove_files(const char *path)
+{
+	static const char *const suffixes[] = { "", "-wal", "-shm" };
+	char *f;
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(*suffixes); i++) {
+		if (asprintf(&f, "%s%s", path, suffixes[i]) < 0)
+			abort();
+		unlink(f);
+		free(f);
+	}
+}
+
+void mfrd_store_private_copy_remove(char *copy)
+{
+	char *slash;
+
+	if (!copy)
+		return;
+	mfrd_store_remove_files(copy);
+	slash = strrchr(copy, '/');
+	if (slash) {
+		*slash = '\0';
+		rmdir(copy);
+	}
+	free(copy);
+}
+
+/*
+ * Copy what can be read of path through a private copy of it: where the
+ * file's disk has no room for the WAL index a reader needs, and the file
+ * alone would miss the records still in the WAL.
+ */
+static int64_t copy_from_copy(struct mfrd_store *s, sqlite3_stmt *ins,
+			      const char *path, bool *read_any)
+{
+	char *copy = mfrd_store_private_copy(path);
+	int64_t total;
+
+	*read_any = false;
+	if (!copy)
+		return 0;
+	total = copy_from(s, ins, copy, false, read_any);
+	mfrd_store_private_copy_remove(copy);
+	return total;
+}
+
 int64_t mfrd_store_copy_pages(struct mfrd_store *s, const char *path)
 {
 	sqlite3_stmt *ins;
@@ -870,6 +984,8 @@ int64_t mfrd_store_copy_pages(struct mfrd_store *s, const char *path)
 		return -2;
 	}
 	total = copy_from(s, ins, path, false, &read_any);
+	if (total == 0 && !read_any)
+		total = copy_from_copy(s, ins, path, &read_any);
 	/*
 	 * Nothing readable through SQLite's locks and WAL (a read-only
 	 * directory without the -shm, writes refused): the file alone.

@@ -243,6 +243,20 @@ struct sqlite3;
 int mfrd_store_open_readonly(const char *path, bool immutable,
 			     struct sqlite3 **db);
 
+/*
+ * A private copy of the store at path and of its WAL, in a directory of
+ * its own in mfrd's runtime directory (a tmpfs): readable where the
+ * store's disk has no room for the WAL index a reader needs, the records
+ * still in the WAL included (the file "immutable" misses them).  The WAL
+ * is copied first: a checkpoint between the two copies leaves the file
+ * with the pages the copied WAL holds anyway.  The copy's path, or NULL;
+ * mfrd_store_private_copy_remove() removes it and frees the path.
+ */
+char *mfrd_store_private_copy(const char *path);
+/* A store's files (path, its -wal and -shm), removed. */
+void mfrd_store_remove_files(const char *path);
+void mfrd_store_private_copy_remove(char *copy);
+
 /* What mfrd_store_merge_into() wrote. */
 struct mfrd_store_merged {
 	int64_t pages, events, incidents;

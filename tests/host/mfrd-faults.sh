@@ -12,6 +12,8 @@
 #   on, the records go aside (the incident with them), a restart on the
 #   still full disk starts and is READY, and once there is room the
 #   records are merged into the file;
+# - a full disk of 1 KiB blocks at start, the store closed cleanly: no
+#   SIGBUS from SQLite's WAL index, mfrd READY on a stand-in in /run;
 # - a stand-in an earlier run left that cannot be merged (the disk full
 #   again at the next start): mfrd runs on it, and the metrics say so,
 #   until the merge succeeds;
@@ -196,6 +198,76 @@ merged=$(nsenter -t "$pid" -m python3 -c 'import sqlite3,sys; c=sqlite3.connect(
 	ok "... the file has the 3000 pages with their identity and the incident" ||
 	fail "... in the file: '$merged'"
 stop_mfrd "full disk, restart" "$tmp/full2.log"
+
+# ---- V5, at boot: a full disk of 1 KiB blocks (ext4 made below 512 MiB)
+# under the state directory, the store closed cleanly (no -shm).  SQLite
+# grows its WAL index a byte per 4 KiB page, the rest of each page a hole
+# it then stores into through a shared mapping: with a few KiB left (8 and
+# 10 here; 6 or 12 and SQLite fails cleanly or fits) a SIGBUS, which killed
+# mfrd at every start (e2e boot 7) before it offlined this boot's recorded
+# pages.  Now the store does not open (disk full), mfrd runs on a stand-in
+# in /run, READY; mfrctl reads the store there all the same.  With 10 KiB
+# left the store also has a page only in its WAL (a writer killed, its
+# -shm gone): boot offlining reads it too, from a copy in /run, where
+# reading the file alone (as before) missed it.
+make_store "$tmp/small.db" 300
+rm -f "$tmp/small.db-shm" "$tmp/small.db-wal"
+cp "$tmp/small.db" "$tmp/small-wal.db"
+python3 - "$tmp/small-wal.db" "$boot" <<'EOP'
+import os, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("INSERT INTO poisoned_pages (boot_id, pfn, state, first_seen_usec, last_update_usec)"
+          " VALUES (?, 0x6000, 'kept', 1, 1)", (sys.argv[2],))
+c.commit()
+os._exit(0)
+EOP
+rm -f "$tmp/small-wal.db-shm"
+[ -s "$tmp/small-wal.db-wal" ] || fail "premise: no WAL beside $tmp/small-wal.db"
+# small-ns.sh DIR DB KIB COMMAND...: the command in a mount namespace where
+# DIR is a 64 MiB ext4 of 1 KiB blocks holding a copy of DB, KIB left.
+cat >"$tmp/small-ns.sh" <<'EOS'
+dir=$1 db=$2 kib=$3
+shift 3
+truncate -s 64M "$dir.img" && mkfs.ext4 -q -F -b 1024 "$dir.img" &&
+	mount -o loop "$dir.img" "$dir" || exit 90
+cp "$db" "$dir/mfrd.db"
+[ ! -e "$db-wal" ] || cp "$db-wal" "$dir/mfrd.db-wal"
+dd if=/dev/zero of="$dir/filler" bs=1k status=none 2>/dev/null
+sync -f "$dir" && truncate -s "-${kib}K" "$dir/filler" && sync -f "$dir" || exit 91
+exec "$@"
+EOS
+for kib in 8 10; do
+	db=$tmp/small.db records=301
+	[ "$kib" = 8 ] || db=$tmp/small-wal.db records=302
+	mkdir -p "$tmp/small$kib"
+	rm -f "$tmp/run"/store-standin-*.db*
+	mfrd_conf "$tmp/small$kib.conf" "$tmp/small$kib" "$tmp/small$kib.prom" "ready_without_module = yes"
+	notify_listener "$tmp/notify-small$kib" "$tmp/notify-small$kib.log"
+	NOTIFY_SOCKET=$tmp/notify-small$kib unshare -m bash "$tmp/small-ns.sh" "$tmp/small$kib" "$db" "$kib" \
+		"$mfrd" --config "$tmp/small$kib.conf" --rules-dir "$tmp/rules" >"$tmp/small$kib.log" 2>&1 &
+	pid=$!
+	if wait_for 60 grep -q 'READY=1' "$tmp/notify-small$kib.log" &&
+		wait_for 30 grep -qs '^mfrd_store_in_memory 1$' "$tmp/small$kib.prom" &&
+		sleep 3 && kill -0 "$pid" 2>/dev/null; then
+		ok "full disk of 1 KiB blocks, $kib KiB left, at start: READY on a stand-in, no SIGBUS"
+	else
+		rc=0
+		kill -0 "$pid" 2>/dev/null || { wait "$pid" || rc=$?; pid=; }
+		fail "full disk of 1 KiB blocks, $kib KiB left, at start: mfrd exit $rc (135: SIGBUS), $(grep -E '^mfrd_store_in_memory' "$tmp/small$kib.prom" 2>&1)"
+		tail -20 "$tmp/small$kib.log"
+	fi
+	grep -q "the store $tmp/small$kib/mfrd.db cannot be used (unavailable: .*database or disk is full).* $records page records read from it for boot offlining" "$tmp/small$kib.log" &&
+		! grep -q "an earlier run left" "$tmp/small$kib.log" &&
+		ok "... the journal says the disk is full, its $records records read for boot offlining" ||
+		{ fail "... journal"; tail -20 "$tmp/small$kib.log"; }
+	if [ -n "$pid" ]; then
+		out=$(nsenter -t "$pid" -m "$mfrctl" -j history --db "$tmp/small$kib/mfrd.db" 2>&1) &&
+			[ "$(python3 -c 'import json,sys; print(len(json.loads(sys.argv[1])))' "$out")" = "$records" ] &&
+			ok "... mfrctl history reads the store on that disk ($records records)" ||
+			fail "... mfrctl history on the full disk: $(echo "$out" | head -c 300)"
+		stop_mfrd "full disk of 1 KiB blocks, $kib KiB left" "$tmp/small$kib.log"
+	fi
+done
 
 # ---- U17: mfrctl on a WAL store in a read-only directory, its -shm
 # gone with a clean stop (a read-only /var)
