@@ -245,6 +245,12 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *arg)
 	struct mfrd *d = arg;
 
 	(void)usec;
+	/*
+	 * An idle loop feeds the watchdog every quarter of its interval, not
+	 * at sd-event's half to three quarters: a loop a loaded host holds
+	 * up has that much more room before systemd kills it.
+	 */
+	mfrd_watchdog_progress(d);
 	mfrd_log_ratelimit_tick();
 	if (d->connected)
 		check_connection(d);

@@ -39,8 +39,6 @@
 #define BATCH_USEC	(250 * 1000)
 /* Reconciles that gaps and overruns ask for: at most one per this. */
 #define RECONCILE_MIN_USEC	(10 * 1000000LL)
-/* memfd-get records between two watchdog feeds. */
-#define DUMP_SLICE	1024
 
 /* ---- memfd owners: the data poison events lack ---- */
 
@@ -94,7 +92,6 @@ static void want(struct wanted *w, uint64_t inode)
 struct memfd_dump {
 	struct mfrd *d;
 	const struct wanted *wanted;
-	size_t seen;
 };
 
 static int memfd_cb(uint8_t cmd, const struct mfr_attr_set *set,
@@ -106,8 +103,7 @@ static int memfd_cb(uint8_t cmd, const struct mfr_attr_set *set,
 	(void)cmd;
 	(void)set;
 	/* A tenant's 100 000 memfds: the watchdog fed on the way. */
-	if (++md->seen % DUMP_SLICE == 0)
-		mfrd_watchdog_progress(md->d);
+	mfrd_watchdog_progress(md->d);
 	if (!tb[MFR_A_MEMFD_INODE])
 		return 0;
 	inode = mfr_genl_get_uint(tb[MFR_A_MEMFD_INODE]);
@@ -803,6 +799,7 @@ static int page_cb(uint8_t cmd, const struct mfr_attr_set *set,
 
 	(void)cmd;
 	(void)set;
+	mfrd_watchdog_progress(pages->d);
 	if (!tb[MFR_A_POISON_PFN])
 		return 0;
 	v = mfrd_grow(pages->v, &pages->cap, pages->n, sizeof(*v));
@@ -919,6 +916,12 @@ int mfrd_reconcile(struct mfrd *d, const char *why)
 	ret = mfrd_status_get(d, status_gen_cb, &status_gen);
 	if (ret)
 		goto genl_failed;
+	/*
+	 * Each stretch feeds the watchdog per record (page_cb, the owner
+	 * scan, memfd_cb, record_pages): with 1 001 pages on a loaded host
+	 * an unfed stretch can outlast WatchdogSec, and each restart then
+	 * redoes the same uncommitted work.
+	 */
 	ret = mfr_genl_dump(d->req, MFR_CMD_POISON_GET, page_cb, &pages);
 	if (ret)
 		goto genl_failed;
@@ -927,11 +930,13 @@ int mfrd_reconcile(struct mfrd *d, const char *why)
 	 * made: an upsert keeps a recorded page's owner, and the memfd of
 	 * an old page is most often gone.
 	 */
-	for (size_t i = 0; i < pages.n; i++)
+	for (size_t i = 0; i < pages.n; i++) {
+		mfrd_watchdog_progress(d);
 		if ((pages.v[i].has & MFRD_HAS_INODE) &&
 		    !memfd_find(d, pages.v[i].inode) &&
 		    mfrd_store_has_page(mfrd_store(d), pages.v[i].pfn) == 0)
 			want(&w, pages.v[i].inode);
+	}
 	memfds_dump(d, &w);
 	free(w.v);
 

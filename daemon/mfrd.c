@@ -111,12 +111,16 @@ static void write_reload_result(bool ok, const char *why)
 
 void mfrd_watchdog_progress(struct mfrd *d)
 {
+	/* Called per record: systemd's setting read once (it costs a getpid). */
+	static int enabled = -1;
+	static uint64_t interval;
 	static int64_t last;
-	uint64_t interval;
 	int64_t now;
 
 	(void)d;
-	if (sd_watchdog_enabled(0, &interval) <= 0)
+	if (enabled < 0)
+		enabled = sd_watchdog_enabled(0, &interval) > 0;
+	if (!enabled)
 		return;
 	now = mfrd_monotonic_usec();
 	if (now - last < (int64_t)(interval / 4))

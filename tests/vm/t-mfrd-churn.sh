@@ -35,6 +35,9 @@ metrics_interval = 2
 ready_timeout = 600
 EOF
 printf '[rule]\nname-glob = guest-ram*\naction = keep\n' >"$T/rules/10-vms.conf"
+# The listener's times are from its start; mfrd's log lines get the same
+# clock (CLOCK_MONOTONIC), so that a watchdog gap can be read in the log.
+origin=$("$PYTHON" -c 'import time; print("%.3f" % time.monotonic())')
 notify_listener "$T/notify.sock" "$T/notify"
 mfrd_pid=
 # The module's rate limit low (as a busy host's would be reached): the
@@ -55,7 +58,10 @@ trap cleanup EXIT
 del_all_rules
 
 RUNTIME_DIRECTORY=$T/run NOTIFY_SOCKET=$T/notify.sock WATCHDOG_USEC=20000000 \
-	"$mfrd" --config "$T/mfrd.conf" --rules-dir "$T/rules" >"$T/log" 2>&1 &
+	"$mfrd" --config "$T/mfrd.conf" --rules-dir "$T/rules" \
+	> >("$PYTHON" -u -c 'import sys, time
+for l in sys.stdin:
+    sys.stdout.write("%.3f %s" % (time.monotonic(), l))' >"$T/log") 2>&1 &
 mfrd_pid=$!
 for _ in $(seq 600); do grep -q 'READY=1' "$T/notify" && break; sleep 0.1; done
 check "premise: mfrd READY, the rule in the module" grep -q 'READY=1' "$T/notify"
@@ -66,6 +72,7 @@ echo "# mfrd RSS at start: $rss0 kB"
 
 inodes=()
 rss_wave=()
+cache_wave=()
 max_rss=$rss0
 for w in $(seq "$waves"); do
 	rm -f "$T/ready" "$T/go"
@@ -81,7 +88,8 @@ for w in $(seq "$waves"); do
 	r=$(rss)
 	[ "${r:-0}" -gt "$max_rss" ] && max_rss=$r
 	rss_wave+=("$r")
-	echo "# wave $w of $per at t=$((SECONDS - t0)) s: mfrd RSS $r kB, cache $(metric mfrd_memfd_cache_entries) entries, $(metric mfrd_redumps_total) redumps"
+	cache_wave+=("$(metric mfrd_memfd_cache_entries)")
+	echo "# wave $w of $per at t=$((SECONDS - t0)) s: mfrd RSS $r kB, cache ${cache_wave[-1]} entries, $(metric mfrd_redumps_total) redumps"
 done
 sleep 12	# one more metrics write, and a coalesced reconcile due
 elapsed=$((SECONDS - t0))
@@ -91,18 +99,29 @@ check "premise: the tenant's notifications were rate-limited ($suppressed suppre
 	test "$suppressed" -gt $((waves * per))
 check "mfrd never died nor was restarted (same pid $mfrd_pid)" kill -0 "$mfrd_pid"
 gap=$(awk '/WATCHDOG=1/ { if (last && $1 - last > max) max = $1 - last; last = $1 } END { printf "%.1f", max }' "$T/notify")
-# sd-event feeds the watchdog between a half and three quarters of
-# WATCHDOG_USEC after the last ping when the loop is idle: 10 to 15 s here.
-# A longer gap is a loop held up by the churn.
-check "watchdog: WATCHDOG=1 never more than 15 s apart (WATCHDOG_USEC 20 s, sd-event pings within 3/4 of it; the longest gap $gap s)" \
-	awk -v g="$gap" 'BEGIN { exit !(g <= 15) }'
+# An idle loop feeds the watchdog every quarter of WATCHDOG_USEC (its 2 s
+# tick): 5 to 7 s here.  A gap past 15 s is a loop held up 8 s or more.
+gap_ok() { awk -v g="$gap" 'BEGIN { exit !(g <= 15) }'; }
+# What mfrd logged in the longest gap, for whoever finds out why.
+gap_ok || awk -v o="$origin" '
+	FNR == NR { if (/WATCHDOG=1/) { if (last && $1 - last > max) { max = $1 - last; a = o + last; b = o + $1 } last = $1 } next }
+	$1 >= a - 1 && $1 <= b { print "#   in the gap: " $0 }' "$T/notify" "$T/log" | head -n 40
+check "watchdog: WATCHDOG=1 never more than 15 s apart (WATCHDOG_USEC 20 s, an idle loop pings every 5 to 7 s; the longest gap $gap s)" \
+	gap_ok
 check "RSS bounded: at most 24 MiB over its start ($rss0 -> max $max_rss kB)" \
 	test $((max_rss - rss0)) -le $((24 * 1024))
 last=$(rss)
-# Flat once the owner cache is at its bound: the last three waves.
-first=${rss_wave[$((waves > 3 ? waves - 3 : 0))]}
-check "RSS flat from wave to wave: the last waves grew it at most 1 MiB (${rss_wave[*]} -> $last kB)" \
-	test $((last - first)) -le 1024
+# Flat once the owner cache is full (4 MiB or 8192 entries): over the last
+# three waves, if it no longer grew there.  Two waves (make test's) end
+# before it is: there only the bound above holds.
+i=$((waves > 3 ? waves - 3 : 0))
+first=${rss_wave[$i]} grown=$((${cache_wave[-1]:-0} - ${cache_wave[$i]:-0}))
+if [ "$waves" -ge 4 ] || [ "$grown" -le 256 ]; then
+	check "RSS flat from wave to wave: the last waves grew it at most 1 MiB (${rss_wave[*]} -> $last kB; cache ${cache_wave[*]} entries)" \
+		test $((last - first)) -le 1024
+else
+	echo "# RSS flat: not judged: in $waves waves the owner cache was still filling (${cache_wave[*]} entries; RSS ${rss_wave[*]} -> $last kB)"
+fi
 entries=$(metric mfrd_memfd_cache_entries)
 check "memfd owner cache within its bound (${entries:-none} <= 8192)" \
 	test -n "$entries" -a "${entries:-0}" -le 8192
