@@ -80,7 +80,8 @@ build_trixie() {
 		step trixie/mfr-debs eval 'make -s deb DEB_CHROOT="$chroot" DEB_DIR="$out/deb" \
 			>"$out/deb.log" 2>&1 || { tail -n 30 "$out/deb.log" >&2; false; }' &&
 		mdebs=$out/deb &&
-		step trixie/vm-guest-image eval 'vm_image=$(tests/vmm/image.sh)' || return 1
+		step trixie/vm-guest-image eval 'tests/vmm/image.sh d13 >&2 &&
+			vm_image=$MFR_ROOT/build/vmm/image-d13' || return 1
 	# Debian 13's lintian on the packages built there.
 	if scripts/e2e/chroot-run.sh "$chroot" lintian --pedantic -I -E --show-overrides \
 		"$out"/deb/*.deb >"$out/lintian.log" 2>&1 &&
@@ -110,7 +111,7 @@ run_dist() {
 	# kvm_amd for the KVM guest: TCG's AMD model, with SVM and nested
 	# paging.  Its boots take longer (systemd 257, the KVM guest): 93
 	# minutes to boot 5's many-records stage at load average 11 to 14.
-	trixie) E2E_CPU=${E2E_CPU:-max} E2E_MEM=${E2E_MEM:-3G} E2E_TIMEOUT=${E2E_TIMEOUT:-9000} \
+	trixie) E2E_CPU=${E2E_CPU:-max} E2E_MEM=${E2E_MEM:-3G} \
 		scripts/e2e/boot.sh "$out" "$share" ;;
 	*) scripts/e2e/boot.sh "$out" "$share" ;;
 	esac

@@ -67,15 +67,23 @@ sys.exit(0 if ok else 1)' "$1"
 sql() { sqlite3 -batch -noheader -cmd '.timeout 10000' "$DB" "$@"; }
 boot_id() { cat /proc/sys/kernel/random/boot_id; }
 unit_prop() { systemctl show -p "$2" --value "$1"; }
-# When mfrd's own code started (CLOCK_MONOTONIC, us).  systemd 256 and
-# later fork a systemd-executor that sets the unit's sandbox up and only
-# then executes mfrd (tens of seconds under TCG on a loaded host):
-# ExecMainHandoffTimestamp.  Before (Debian 12's 252), the fork is the
-# start: ExecMainStartTimestamp.
+# When mfrd's own code started (CLOCK_MONOTONIC, us).  systemd forks,
+# sets the unit's sandbox up and only then executes mfrd: tens of seconds
+# under TCG on a loaded host (63 s in bookworm's boot 6 once).  systemd
+# 256 and later say when: ExecMainHandoffTimestamp.  Debian 12's 252 does
+# not (ExecMainStartTimestamp is the fork): there, the first record mfrd
+# itself wrote to the journal (at the top of its start, the rules).
 mfrd_exec_usec() {
-	local t
+	local t pid
 	t=$(unit_prop mfrd ExecMainHandoffTimestampMonotonic)
-	[ -n "$t" ] && [ "$t" != 0 ] || t=$(unit_prop mfrd ExecMainStartTimestampMonotonic)
+	if [ -z "$t" ] || [ "$t" = 0 ]; then
+		pid=$(unit_prop mfrd MainPID)
+		t=$(journalctl -b _PID="$pid" _COMM=mfrd -o json --no-pager 2>/dev/null |
+			python3 -c 'import json, sys
+l = sys.stdin.readline()
+print(json.loads(l)["__MONOTONIC_TIMESTAMP"] if l else "")')
+	fi
+	[ -n "$t" ] || t=$(unit_prop mfrd ExecMainStartTimestampMonotonic)
 	echo "$t"
 }
 
@@ -139,10 +147,26 @@ PY
 # The store before a boot (or a restart) whose start is tested, in
 # $STATE/NAME.*: its distinct pfns (all of earlier boots by then), its
 # rows, the files moved aside so far and the files of the directory.
+# The store read from a copy of its files in /run: on a full disk SQLite
+# has no room beside the file for the WAL index a reader needs, and an
+# "immutable" read misses the rows still in the WAL.  The WAL copied
+# first: a checkpoint between the two copies leaves the database with
+# the pages the copied WAL holds anyway.
+store_read() { # SQL
+	local d rc=0
+	d=$(mktemp -d /run/e2e-store.XXXXXX) || return
+	{ [ ! -e "$DB-wal" ] || cp "$DB-wal" "$d/s.db-wal"; } &&
+		cp "$DB" "$d/s.db" && sqlite3 -batch -noheader "$d/s.db" "$1" || rc=$?
+	rm -rf "$d"
+	return "$rc"
+}
+# A snapshot of the store for a later boot's checks; fails if the store
+# could not be read (a check of its own: an empty one would hide that).
 store_snapshot() { # NAME
-	sql "SELECT DISTINCT pfn FROM poisoned_pages ORDER BY pfn" >"$STATE/$1.pfns"
-	sql "SELECT * FROM poisoned_pages ORDER BY boot_id, pfn" >"$STATE/$1.rows"
-	broken_files >"$STATE/$1.broken"
+	store_read "SELECT DISTINCT pfn FROM poisoned_pages ORDER BY pfn" >"$STATE/$1.pfns" &&
+		store_read "SELECT * FROM poisoned_pages ORDER BY boot_id, pfn" >"$STATE/$1.rows" &&
+		broken_files >"$STATE/$1.broken" &&
+		echo "$(wc -l <"$STATE/$1.rows") rows, $(wc -l <"$STATE/$1.pfns") pfns"
 }
 broken_files() { find "${DB%/*}" -maxdepth 1 -name "${DB##*/}.broken-*" | sort; }
 # The rows of earlier boots are those of the snapshot, unchanged.

@@ -13,7 +13,7 @@
 # for boot 6's checks.
 
 check "systemctl stop mfrd" systemctl stop mfrd
-store_snapshot before-boot6
+check "the store read for the next boot (snapshot before-boot6)" store_snapshot before-boot6
 check "premise: pfns recorded before boot 6 ($(wc -l <"$STATE/before-boot6.pfns"))" \
 	test -s "$STATE/before-boot6.pfns"
 cat >/etc/mfrd/rules.d/80-typo.conf <<'CONF'

@@ -12,7 +12,7 @@ check "mfrctl store ack: the damaged store's incident seen" bash -c \
 	"mfrctl store ack | grep -q '^acknowledged [1-9]'"
 check "... mfrd_store_recovered 0" wait_until 30 metric_is mfrd_store_recovered 0
 check "systemctl stop mfrd" systemctl stop mfrd
-store_snapshot before-boot3
+check "the store read for the next boot (snapshot before-boot3)" store_snapshot before-boot3
 check "premise: the store has pfns of this and earlier boots for boot 3 ($(wc -l <"$STATE/before-boot3.pfns") pfns, $(wc -l <"$STATE/before-boot3.rows") rows)" \
 	test "$(wc -l <"$STATE/before-boot3.pfns")" -ge 8
 check "enable e2e-store-lock.service (WantedBy=mfrd.service, Before=mfrd.service)" \

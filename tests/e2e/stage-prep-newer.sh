@@ -6,7 +6,7 @@
 
 check "systemctl stop mfrd" systemctl stop mfrd
 check "PRAGMA user_version = 99 (a store of a newer mfrd)" sql "PRAGMA user_version = 99"
-store_snapshot before-boot4
+check "the store read for the next boot (snapshot before-boot4)" store_snapshot before-boot4
 sha256sum "$DB" >"$STATE/before-boot4.sha256"
 check "premise: $(wc -l <"$STATE/before-boot4.pfns") pfns recorded before boot 4, no WAL left" \
 	bash -c "[ -s $STATE/before-boot4.pfns ] && [ ! -s $DB-wal ]"

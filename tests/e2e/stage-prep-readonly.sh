@@ -12,7 +12,7 @@ cat >"$ro_dropin" <<'UNIT'
 ReadOnlyPaths=/var/lib/mfrd
 UNIT
 check "systemctl stop mfrd" systemctl stop mfrd
-store_snapshot before-boot5
+check "the store read for the next boot (snapshot before-boot5)" store_snapshot before-boot5
 sha256sum "$DB" >"$STATE/before-boot5.sha256"
 ls -A /var/lib/mfrd >"$STATE/before-boot5.files"
 check "premise: $(wc -l <"$STATE/before-boot5.pfns") pfns recorded before boot 5, no WAL left" \

@@ -17,9 +17,9 @@ typo_logged() {
 }
 check "the journal names the typo, once" typo_logged
 other_rules_in() {
-	mfrctl -j rules list | json "any(r.get('cgroup_path') == '/machine.slice' for r in d) and
+	mfrctl -j rules list | json "(any(r.get('cgroup_path') == '/machine.slice' for r in d) and
 		any(r.get('name_glob') == 'guest-ram*' for r in d) and
-		not any(r.get('name_glob') == 'typo-*' for r in d)"
+		not any(r.get('name_glob') == 'typo-*' for r in d))"
 }
 check "the other rules are in the module (the typo's rule is not)" other_rules_in
 typo_said() {

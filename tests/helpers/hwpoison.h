@@ -208,7 +208,6 @@ static inline char *hugetlb_memfd_map(const char *name, unsigned long hp,
 	return base;
 }
 
-/* Wait up to @seconds for @pfn to show HWPOISON in /proc/kpageflags. */
 /*
  * Whether the kernel log records on @fd (/dev/kmsg, non-blocking) not read
  * yet include memory_failure()'s outcome for @pfn ("Memory failure:
