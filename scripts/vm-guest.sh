@@ -11,6 +11,8 @@ set -a
 . "$out/env"
 set +a
 
+# The host's boot watchdog (vm-run.sh): the guest got this far.
+: >"$out/started"
 rc=0
 if [ "$(cat "$out/no-module")" != 1 ]; then
 	insmod "$(cat "$out/module")" || rc=125
