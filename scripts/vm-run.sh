@@ -92,7 +92,10 @@ boot() { # SECONDS: one boot, at most that long
 # is ended after VM_BOOT_TIMEOUT seconds (600) and done once more, loudly.
 VM_BOOT_TIMEOUT=${VM_BOOT_TIMEOUT:-600}
 t_start=$SECONDS
-attempt=1
+attempt=1 pid=
+# The boot is not in the terminal's process group: a Ctrl-C or a kill of
+# this script ends it here.
+trap '[ -n "$pid" ] && kill -TERM -- "-$pid" 2>/dev/null; exit 130' INT TERM HUP
 set +e
 while :; do
 	rm -f "$out/started" "$out/vng-rc"
