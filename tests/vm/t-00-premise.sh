@@ -9,6 +9,15 @@ memmap_pages() { echo $(($(vmstat nr_memmap_pages) + $(vmstat nr_memmap_boot_pag
 
 check "THP is on (always)" grep -q '\[always\]' /sys/kernel/mm/transparent_hugepage/enabled
 
+# tests/run boots with highres=off so that QEMU re-arms the tick itself:
+# every CPU's LAPIC timer then runs in periodic mode.
+case $cmdline in
+*highres=off*)
+	check "each CPU's tick: the LAPIC timer, periodic" test \
+		"$(grep -c 'event_handler:  tick_handle_periodic' /proc/timer_list)" = "$(nproc)"
+	;;
+esac
+
 case $cmdline in
 *hugetlb_free_vmemmap=on*) hvo=1 ;;
 *) hvo=0 ;;

@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# HVO on, no mfr involved: memory offline of a ZONE_MOVABLE block that holds
+# free 2 MiB hugepages dissolves them (restoring their vmemmap), and one that
+# holds a hugepage in use migrates it into a fresh one (optimizing its
+# vmemmap), both under mem_hotplug_begin(), which holds cpu_hotplug_lock.
+# Stock 6.12 flips hugetlb_optimize_vmemmap_key there, and
+# static_branch_dec()/inc() take cpu_hotplug_lock a second time: lockdep's
+# "possible recursive locking detected", a deadlock against CPU hotplug
+# (patch 0005).  The kernel log check after the boot is the verdict; the
+# checks here prove the offline took those paths.
+. ./lib.sh
+script=$MFR_ROOT/build/helpers/memfd_script
+pool=$(hugepages_dir 2M)/nr_hugepages
+mem=/sys/devices/system/memory
+vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
+memmap_pages() { echo $(($(vmstat nr_memmap_pages) + $(vmstat nr_memmap_boot_pages))); }
+check "HVO is on in this boot" test "$(cat /proc/sys/vm/hugetlb_optimize_vmemmap)" = 1
+pool0=$(cat "$pool")
+d=$(mktemp -d)
+
+# Free hugepages in the block: the block's first tenants (movable-block).
+block=$(./movable-block)
+check "memory block ${block:-?} made ZONE_MOVABLE" test -n "$block"
+p=$(cat "$pool")
+m0=$(memmap_pages)
+echo $((p + 4)) >"$pool"
+m1=$(memmap_pages)
+check "4 free hugepages in block $block" test "$(free_in_block "$block")" = 4
+check "their vmemmap optimized (memmap pages $m0 -> $m1)" test $((m0 - m1)) -ge 20
+check "offlining the block dissolves them" sh -c "echo offline >$mem/memory$block/state"
+check "the pool lost them" test "$(cat "$pool")" = "$p"
+echo online_movable >"$mem/memory$block/state"
+
+# A hugepage in use in the block, no free one anywhere: the offline
+# migrates it into a fresh (temporary) hugepage.
+echo $((p + 1)) >"$pool"
+$script mig 1 ready:"$d/held" wait:"$d/go" read:5 close >"$d/out" &
+holder=$!
+check "a hugepage held in use" wait_file "$d/held"
+check "no free hugepage left" test "$(cat "$(hugepages_dir 2M)/free_hugepages")" = 0
+check "the hugepage in use is in block $block" \
+	test "$(python3 -c "
+import struct
+n = $((0x$(cat $mem/block_size_bytes) / 4096))
+f = open('/proc/kpageflags', 'rb'); f.seek($block * n * 8)
+print(sum(1 for v in struct.unpack(f'{n}Q', f.read(n * 8)) if v & (1 << 15) and v & (1 << 17)))")" = 1
+check "offlining the block migrates it" sh -c "echo offline >$mem/memory$block/state"
+touch "$d/go"
+wait "$holder"
+check "the holder ran its steps" test $? = 0
+check "still mapped and readable after the migration" grep -qx 'read 5 ok' "$d/out"
+# The block back to ZONE_NORMAL: a movable one with free room would take
+# the next tests' hugepages first.
+echo "$p" >"$pool"
+check "block $block back in ZONE_NORMAL" sh -c "echo online_kernel >$mem/memory$block/state"
+echo "$pool0" >"$pool"
+rm -rf "$d"
+finish
