@@ -236,20 +236,25 @@ wait_file() {
 }
 # untracked_said: how often mfr.ko said it was told of an untracked error.
 untracked_said() { dmesg | grep -c 'the kernel lost track of which pages of its hugepage are'; }
-# free_in_block BLOCK: how many free hugepages (HugeTLB heads with
-# refcount 0, not poisoned) start in that memory block, by /proc/kpageflags
-# and /proc/kpagecount.
-free_in_block() {
-	python3 - "$1" "$((0x$(cat /sys/devices/system/memory/block_size_bytes) / 4096))" <<'PY'
+# vmstat KEY: a /proc/vmstat counter; memmap_pages: the struct pages' own
+# pages (HVO frees some of them).
+vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
+memmap_pages() { echo $(($(vmstat nr_memmap_pages) + $(vmstat nr_memmap_boot_pages))); }
+# hugepages_in_block BLOCK [free]: how many hugepages (HugeTLB heads) start
+# in that memory block; with "free", only those with refcount 0 and not
+# poisoned.  By /proc/kpageflags and /proc/kpagecount.
+hugepages_in_block() {
+	python3 - "$1" "$((0x$(cat /sys/devices/system/memory/block_size_bytes) / 4096))" "${2:-}" <<'PY'
 import struct, sys
-block, n = int(sys.argv[1]), int(sys.argv[2])
+block, n, free = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == 'free'
 huge, head, poison = 1 << 17, 1 << 15, 1 << 19
 with open('/proc/kpageflags', 'rb') as f, open('/proc/kpagecount', 'rb') as c:
     f.seek(block * n * 8)
     c.seek(block * n * 8)
     flags = struct.unpack(f'{n}Q', f.read(n * 8))
     counts = struct.unpack(f'{n}Q', c.read(n * 8))
-print(sum(1 for fl, cnt in zip(flags, counts)
-          if fl & huge and fl & head and not fl & poison and cnt == 0))
+print(sum(1 for fl, cnt in zip(flags, counts) if fl & huge and fl & head and
+          (not free or (not fl & poison and cnt == 0))))
 PY
 }
+free_in_block() { hugepages_in_block "$1" free; }

@@ -4,8 +4,6 @@
 # it and nowhere else; init_on_free and a hugetlb CMA area where asked.
 . ./lib.sh
 cmdline=$(cat /proc/cmdline)
-vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
-memmap_pages() { echo $(($(vmstat nr_memmap_pages) + $(vmstat nr_memmap_boot_pages))); }
 
 check "THP is on (always)" grep -q '\[always\]' /sys/kernel/mm/transparent_hugepage/enabled
 

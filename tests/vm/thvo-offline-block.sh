@@ -12,8 +12,6 @@
 script=$MFR_ROOT/build/helpers/memfd_script
 pool=$(hugepages_dir 2M)/nr_hugepages
 mem=/sys/devices/system/memory
-vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
-memmap_pages() { echo $(($(vmstat nr_memmap_pages) + $(vmstat nr_memmap_boot_pages))); }
 check "HVO is on in this boot" test "$(cat /proc/sys/vm/hugetlb_optimize_vmemmap)" = 1
 pool0=$(cat "$pool")
 d=$(mktemp -d)
@@ -38,12 +36,7 @@ $script mig 1 ready:"$d/held" wait:"$d/go" read:5 close >"$d/out" &
 holder=$!
 check "a hugepage held in use" wait_file "$d/held"
 check "no free hugepage left" test "$(cat "$(hugepages_dir 2M)/free_hugepages")" = 0
-check "the hugepage in use is in block $block" \
-	test "$(python3 -c "
-import struct
-n = $((0x$(cat $mem/block_size_bytes) / 4096))
-f = open('/proc/kpageflags', 'rb'); f.seek($block * n * 8)
-print(sum(1 for v in struct.unpack(f'{n}Q', f.read(n * 8)) if v & (1 << 15) and v & (1 << 17)))")" = 1
+check "the hugepage in use is in block $block" test "$(hugepages_in_block "$block")" = 1
 check "offlining the block migrates it" sh -c "echo offline >$mem/memory$block/state"
 touch "$d/go"
 wait "$holder"
