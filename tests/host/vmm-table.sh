@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# tests/vmm/table.py turns make test-vmm's result lines, those of the
+# first rig ("keep-2m-pv": no injection, guest or VMM in the name) and
+# today's ("keep-2m-mce-touch/d13/10"), into bench/RESULTS.md's P6, one
+# row per scenario, and --update replaces only that part.  make bench and
+# make test-vmm both end by running it over bench/vmm-results.txt.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/scripts/lib.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+table=$root/tests/vmm/table.py
+
+# The committed result lines render, a row per scenario name.
+"$PYTHON" "$table" "$root/bench/vmm-results.txt" >"$tmp/p6"
+names=$(awk '$1 == "result" { print $2 }' "$root/bench/vmm-results.txt" | sort -u | wc -l)
+rows=$(sed -n '/^| scenario | guest kernel /,/^$/p' "$tmp/p6" | grep -v '^| scenario ' | grep -c '^| ')
+[ "$rows" = "$names" ] || { echo "P6 has $rows rows for $names scenarios"; cat "$tmp/p6"; exit 1; }
+
+# One line of each rig, a remark on the old one, and a run repeated.
+new='optin=keep size=2M err=mce guest=linux-image-6.12.118+deb13-amd64-6.12.118-1 qemu=1:10.0.2+ds-2 cpu=host guest_kinds=1_deferred exact=exact-4k qemu_ao=1 qemu_ar=0 guest_hwcorrupted_kb=4 wrong=0 finished=yes survived=yes host_lost_kb=4 host_reports=0'
+cat >"$tmp/results" <<EOF
+result keep-2m-pv optin=keep size=2M cpu=host,vendor=GenuineIntel guest_mces=1 exact=exact-4k wrong=0 finished=no survived=panic host_lost_kb=4 qemu_ao=1 qemu_ar=0 qemu=Guest_MCE_of_type_BUS_MCEERR_AO_injected
+note keep-2m-pv: the first rig's remark
+result keep-2m-mce/d13/10 run=1 $new
+result keep-2m-mce/d13/10 run=2 ${new/survived=yes/survived=panic}
+EOF
+"$PYTHON" "$table" "$tmp/results" >"$tmp/p6"
+want=(
+	'| keep-2m-mce | Debian 13, 6.12.118-1 | 10.0.2+ds-2 | `-cpu host` | opted in | 2 | 1 deferred | 4 KiB page |'
+	'| keep-2m-cpfn-pv | Debian 12 | 7.2 | `-cpu host,vendor=GenuineIntel` | opted in | 1 | 1 kind not recorded |'
+	'| 1/2 (no: panic) |'
+	'- keep-2m-cpfn-pv/d12/7.2: `Guest MCE of type BUS_MCEERR_AO injected`'
+	'- keep-2m-cpfn-pv/d12/7.2: the first rig'"'"'s remark'
+)
+for w in "${want[@]}"; do
+	grep -qF -- "$w" "$tmp/p6" || { echo "P6 lacks: $w"; cat "$tmp/p6"; exit 1; }
+done
+
+# --update replaces P6 and keeps what comes before it.
+printf '# RESULTS\n\n## P9: kept\n\nP9 text\n\n## P6: guest-visible cost of one error\n\nold P6\n' >"$tmp/RESULTS.md"
+"$PYTHON" "$table" "$tmp/results" --update "$tmp/RESULTS.md"
+grep -q '^P9 text$' "$tmp/RESULTS.md" || { echo "--update lost P9"; exit 1; }
+! grep -q '^old P6$' "$tmp/RESULTS.md" || { echo "--update kept the old P6"; exit 1; }
+[ "$(grep -c '^## P6' "$tmp/RESULTS.md")" = 1 ] || { echo "--update left two P6 parts"; exit 1; }
+grep -qF '| keep-2m-mce | Debian 13' "$tmp/RESULTS.md" || { echo "--update wrote no row"; exit 1; }
+
+# No result line at all is an error, not an empty table.
+: >"$tmp/empty"
+if "$PYTHON" "$table" "$tmp/empty" >/dev/null 2>&1; then
+	echo "table.py accepted a file without result lines"
+	exit 1
+fi
+echo "P6 renders $names committed scenarios, both rigs' lines and --update"
