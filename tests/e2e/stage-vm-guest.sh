@@ -148,19 +148,24 @@ guest_done() { grep -q '^MEMCHECK done' "$vm_dir/serial" || ! systemctl is-activ
 wait_until 300 guest_done
 cp "$vm_dir/serial" "$SHARE/logs/$BOOT_TAG-vm-serial.txt"
 grep -E 'MEMCHECK (mce|sigbus|kmsg|done|wrong)|Kernel panic|Memory failure' "$vm_dir/serial" | head -n 20 | diag
-# QEMU 10 gives an AMD guest SUCCOR and passes the action-optional error
-# on as a deferred error: the guest's poller logs one record at the
-# poisoned page and its kernel recovers the page (tests/vmm/memcheck.c
-# prints each record once: "MEMCHECK mce n=N kind=K addr=A ...").
+# QEMU 10 gives an AMD guest SUCCOR.  Who comes first decides the kind:
+# QEMU handling the host's action-optional SIGBUS passes it on as a
+# deferred error, which the guest's poller logs; a vCPU that reads the
+# page before that takes a stage-2 fault, KVM's action-required SIGBUS,
+# and the guest a machine check in the checker's user mode (seen on this
+# rig's trixie image, where the guest runs slower).  Either way the guest
+# gets one record, at the poisoned 4 KiB, and its kernel recovers the page
+# (tests/vmm/memcheck.c prints each record once: "MEMCHECK mce n=N
+# kind=K addr=A mode=M ...").
 guest_recovered() {
 	local gpfn
 	gpfn=$(printf '%#x' $((target / 4096)))
 	grep -E '^MEMCHECK (mce|sigbus) ' "$vm_dir/serial"
 	[ "$(awk '/^MEMCHECK done/ { exit } /^MEMCHECK mce n=/ && !seen[$3]++' "$vm_dir/serial" | wc -l)" = 1 ] &&
-		grep -Eq "^MEMCHECK mce n=1 kind=(deferred|action-optional) addr=$target " "$vm_dir/serial" &&
+		grep -Eq "^MEMCHECK mce n=1 (kind=(deferred|action-optional) addr=$target |kind=action-required addr=$target mode=user )" "$vm_dir/serial" &&
 		grep -q "Memory failure: $gpfn: recovery action for .*: Recovered" "$vm_dir/serial"
 }
-check "the guest got one machine-check record (deferred or action optional), at $target exactly, and its kernel recovered the page" \
+check "the guest got one machine-check record (deferred, or action required in user mode), at $target exactly, and its kernel recovered the page" \
 	guest_recovered
 check "the guest's checker read no wrong word" bash -c "! grep -q '^MEMCHECK wrong' '$vm_dir/serial'"
 check "the guest is still running after the error (QEMU's monitor: running)" bash -c \
