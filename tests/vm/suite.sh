@@ -3,12 +3,16 @@
 #
 # Runs inside the guest: each vm/t-*.sh in turn (or those named), one result
 # line per test, details of failures indented below.  Results also go to
-# $MFR_RESULTS for the host runner.
+# $MFR_RESULTS for the host runner, and every test's whole output (a
+# passing one's premise numbers too) to a file beside them:
+# build/vm-NAME.logs/TEST.log.
 set -u
 cd "$(dirname "$0")"
 : "${MFR_RESULTS:?}"
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=(t-*.sh)
+logs=$(dirname "$MFR_RESULTS")/${MFR_SUITE:-vm}.logs
+rm -rf "$logs" && mkdir -p "$logs"
 
 for t in "${tests[@]}"; do
 	name=${MFR_SUITE:-vm}/${t%.sh}
@@ -27,7 +31,7 @@ for t in "${tests[@]}"; do
 		sed 's/^/    /' "$log" | tail -n 40
 		[ "$rc" = 124 ] && echo "    (killed: the test ran past its $limit s limit)"
 	fi
-	rm -f "$log"
+	mv "$log" "$logs/${t%.sh}.log"
 	# The module must be back for the next test, whatever this one did.
 	[ -d /sys/module/mfr ] || insmod "$MFR_ROOT/module/mfr.ko"
 done
