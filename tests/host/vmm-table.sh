@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # tests/vmm/table.py turns make test-vmm's result lines, those of the
 # first rig ("keep-2m-pv": no injection, guest or VMM in the name) and
-# today's ("keep-2m-mce-touch/d13/10"), into bench/RESULTS.md's P6, one
-# row per scenario, and --update replaces only that part.  make bench and
+# today's ("keep-2m-mce-touch/d13/10", a touch run's with a stray
+# carriage return), into bench/RESULTS.md's P6, one row per scenario,
+# and --update replaces only that part.  make bench and
 # make test-vmm both end by running it over bench/vmm-results.txt.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,11 +27,15 @@ note keep-2m-pv: the first rig's remark
 result keep-2m-mce/d13/10 run=1 $new
 result keep-2m-mce/d13/10 run=2 ${new/survived=yes/survived=panic}
 EOF
+# A touch run whose "touched" kept the guest console's carriage return.
+printf 'result keep-2m-mce-touch/d13/10 run=1 %s touched=3+3\r touch_tries=3 qemu_ar_exact=7 qemu_ar_touch=6 stage2_before=476,237,0 stage2_after=987,236,0 spte_over=0,0,511\n' \
+	"$new" >>"$tmp/results"
 "$PYTHON" "$table" "$tmp/results" >"$tmp/p6"
 want=(
 	'| keep-2m-mce | Debian 13, 6.12.118-1 | 10.0.2+ds-2 | `-cpu host` | opted in | 2 | 1 deferred | 4 KiB page |'
 	'| keep-2m-cpfn-pv | Debian 12 | 7.2 | `-cpu host,vendor=GenuineIntel` | opted in | 1 | 1 kind not recorded |'
 	'| 1/2 (no: panic) |'
+	'| keep-2m-mce-touch/d13/10 | 1 | 3+3 of 6 | 6 | none | 476 / 237 / 0 | 987 / 236 / 0 | 0 / 0 / 511 | 1/1 |'
 	'- keep-2m-cpfn-pv/d12/7.2: `Guest MCE of type BUS_MCEERR_AO injected`'
 	'- keep-2m-cpfn-pv/d12/7.2: the first rig'"'"'s remark'
 )

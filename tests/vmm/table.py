@@ -109,7 +109,8 @@ TOUCH_COLUMNS = [
     ("reads that took a machine check (user + kernel)",
      lambda rs: share(rs, lambda r: f"{r['touched']} of {2 * int(r['touch_tries'])}"
                       if r.get("touched", "none") != "none" else "reads not made")),
-    ("QEMU's BUS_MCEERR_AR at the exact address", lambda rs: share(rs, lambda r: r["qemu_ar_exact"])),
+    ("QEMU's BUS_MCEERR_AR at the exact address during the reads",
+     lambda rs: share(rs, lambda r: r.get("qemu_ar_touch", r["qemu_ar_exact"]))),
     ("guest's records of the reads", lambda rs: share(rs, lambda r: r.get("touch_kinds", "").replace("_", " ") or "none")),
     ("stage-2 pages 4k / 2m / 1g before the error", lambda rs: share(rs, lambda r: r["stage2_before"].replace(",", " / "))),
     ("after the reads", lambda rs: share(rs, lambda r: r["stage2_after"].replace(",", " / "))),
@@ -129,7 +130,10 @@ PV_COLUMNS = [
 
 def parse(path):
     rows, notes = [], []
-    for line in open(path):
+    # newline="\n": a stray "\r" (the guest's serial console ends its lines
+    # with one; lines written before guest.sh stripped it) is whitespace
+    # inside a line, not the end of it.
+    for line in open(path, newline="\n"):
         words = line.split()
         if len(words) >= 2 and words[0] == "note":
             name, text = line.split(None, 2)[1:]
