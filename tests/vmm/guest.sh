@@ -472,7 +472,11 @@ scenario() {
 		# The error: one report at the exact 4 KiB, nothing read back
 		# wrong, the guest alive (when its vCPU can recover), 4 KiB lost
 		# in the guest and, for good, on the host.
-		check "$name: the guest got exactly one machine-check record for the error ($mces)" test "$mces" = 1
+		# Or two: the deferred error, then an action-required one where
+		# the checker read the page before the guest's kernel had handled
+		# the first (seen once in five 1 GiB runs); both at the same page.
+		check "$name: the guest got one machine-check record for the error, or a deferred then an action-required one ($mces)" \
+			test "$mces" = 1 -o "$mces:$(mce_lines "$d/serial" before | sed -n 's/.* kind=\([a-z-]*\) .*/\1/p' | tr '\n' ' ')" = "2:deferred action-required "
 		check "$name: at the poisoned 4 KiB page's guest physical address ($addrs)" test "$exact" = exact-4k
 		check "$name: no wrong word ($wrong)" test "$wrong" = 0
 		if [ "$succor" = yes ]; then
