@@ -239,9 +239,11 @@ console_kinds() {
 	done
 	echo "$ar:$ao"
 }
+# record_kinds: the kind of each record on stdin, one per line, in order.
+record_kinds() { sed -n 's/.* kind=\([a-z-]*\) .*/\1/p'; }
 # kinds: "N kind" per kind of the records on stdin, joined by " + ".
 kinds() {
-	sed -n 's/.* kind=\([a-z-]*\) .*/\1/p' | sort | uniq -c |
+	record_kinds | sort | uniq -c |
 		awk '{ printf "%s%d %s", n++ ? " + " : "", $1, $2 }'
 }
 
@@ -476,7 +478,7 @@ scenario() {
 		# the checker read the page before the guest's kernel had handled
 		# the first (seen once in five 1 GiB runs); both at the same page.
 		check "$name: the guest got one machine-check record for the error, or a deferred then an action-required one ($mces)" \
-			test "$mces" = 1 -o "$mces:$(mce_lines "$d/serial" before | sed -n 's/.* kind=\([a-z-]*\) .*/\1/p' | tr '\n' ' ')" = "2:deferred action-required "
+			test "$mces" = 1 -o "$mces:$(mce_lines "$d/serial" before | record_kinds | tr '\n' ' ')" = "2:deferred action-required "
 		check "$name: at the poisoned 4 KiB page's guest physical address ($addrs)" test "$exact" = exact-4k
 		check "$name: no wrong word ($wrong)" test "$wrong" = 0
 		if [ "$succor" = yes ]; then
