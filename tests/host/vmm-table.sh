@@ -3,7 +3,7 @@
 # tests/vmm/table.py turns make test-vmm's result lines, those of the
 # first rig ("keep-2m-pv": no injection, guest or VMM in the name) and
 # today's ("keep-2m-mce-touch/d13/10", a touch run's with a stray
-# carriage return), into bench/RESULTS.md's P6, one row per scenario,
+# carriage return, an old line's doubled console count), into bench/RESULTS.md's P6, one row per scenario,
 # and --update replaces only that part.  make bench and
 # make test-vmm both end by running it over bench/vmm-results.txt.
 set -euo pipefail
@@ -27,12 +27,22 @@ note keep-2m-pv: the first rig's remark
 result keep-2m-mce/d13/10 run=1 $new
 result keep-2m-mce/d13/10 run=2 ${new/survived=yes/survived=panic}
 EOF
+# The guest kernel's console count: an old line's counted the checker's
+# copies too (2 for one machine check), so only a stuck checker's is used.
+ar1=${new/guest_kinds=1_deferred/guest_kinds=1_action-required guest_mce_console=2:0}
+stuck=${new/guest_kinds=1_deferred/guest_kinds= guest_mce_printed=23:0}
+cat >>"$tmp/results" <<EOF
+result keep-1g-mce/d13/10 run=1 $ar1
+result keep-1g-cpfn/d13/10 run=1 ${stuck/finished=yes/finished=no}
+EOF
 # A touch run whose "touched" kept the guest console's carriage return.
 printf 'result keep-2m-mce-touch/d13/10 run=1 %s touched=3+3\r touch_tries=3 qemu_ar_exact=7 qemu_ar_touch=6 stage2_before=476,237,0 stage2_after=987,236,0 spte_over=0,0,511\n' \
 	"$new" >>"$tmp/results"
 "$PYTHON" "$table" "$tmp/results" >"$tmp/p6"
 want=(
 	'| keep-2m-mce | Debian 13, 6.12.118-1 | 10.0.2+ds-2 | `-cpu host` | opted in | 2 | 1 deferred | 4 KiB page |'
+	'| keep-1g-mce | Debian 13, 6.12.118-1 | 10.0.2+ds-2 | `-cpu host` | opted in | 1 | 1 action-required | 4 KiB page |'
+	'| keep-1g-cpfn | Debian 13, 6.12.118-1 | 10.0.2+ds-2 | `-cpu host` | opted in | 1 | 23 action-required, still coming |'
 	'| keep-2m-cpfn-pv | Debian 12 | 7.2 | `-cpu host,vendor=GenuineIntel` | opted in | 1 | 1 kind not recorded |'
 	'| 1/2 (no: panic) |'
 	'| keep-2m-mce-touch/d13/10 | 1 | 3+3 of 6 | 6 | none | 476 / 237 / 0 | 987 / 236 / 0 | 0 / 0 / 511 | 1/1 |'

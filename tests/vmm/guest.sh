@@ -230,11 +230,12 @@ mce_lines() {
 		/^MEMCHECK mce n=/ && ((want == "after") == (after == 1)) && !seen[$3]++' "$1"
 }
 # console_kinds SERIAL: "AR:AO", the machine checks the guest kernel printed
-# ("Machine Check Exception: MCG_STATUS Bank ..."; EIPV, bit 1, marks
-# action required): what it took even when the checker could not say.
+# on its console ("Machine Check Exception: MCG_STATUS Bank ..."; EIPV,
+# bit 1, marks action required): what it took even when the checker could
+# not say.  Not the checker's "MEMCHECK kmsg" copies of the same lines.
 console_kinds() {
 	local ar=0 ao=0 x
-	for x in $(sed -n 's/.*Machine Check Exception: \([0-9a-f]*\) Bank.*/\1/p' "$1"); do
+	for x in $(sed -n '/^MEMCHECK /!s/.*Machine Check Exception: \([0-9a-f]*\) Bank.*/\1/p' "$1"); do
 		if ((0x$x & 2)); then ar=$((ar + 1)); else ao=$((ao + 1)); fi
 	done
 	echo "$ar:$ao"
@@ -450,7 +451,7 @@ scenario() {
 			"$name" "$run" "$optin" "$size" "$err" "$(cat "$image/version")" \
 			"$("$MFR_ROOT/build/vmm/qemu-$qemu/usr/bin/qemu-system-x86_64" --version | sed -n '1s/.*(Debian \(.*\))/\1/p')" \
 			"$VMM_CPU" "$succor" "$target" "$pfn"
-		printf ' guest_mces=%s guest_kinds=%s guest_mce_console=%s guest_addrs=%s exact=%s' "$mces" \
+		printf ' guest_mces=%s guest_kinds=%s guest_mce_printed=%s guest_addrs=%s exact=%s' "$mces" \
 			"$(mce_lines "$d/serial" before | kinds | tr ' ' _)" "$(console_kinds "$d/serial")" "${addrs// /,}" "$exact"
 		printf ' sigbus=%s lost_pages=%s guest_hwcorrupted_kb=%s wrong=%s finished=%s survived=%s' \
 			"$(grep -c '^MEMCHECK sigbus' "$d/serial")" "${lost:-?}" "$guest_kb" \
