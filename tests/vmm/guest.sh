@@ -261,7 +261,7 @@ scenario() {
 	esac
 	local name="$optin-$size-$err${variants:+-$variants}/$guest/$qemu"
 	local d=$VMM_DIR/$(tr / _ <<<"$name")-$run
-	local pv= touch= reset=
+	local pv= touch= reset= serial=
 	case "-$variants-" in *-pv-*) pv=1 ;; esac
 	case "-$variants-" in *-touch-*) touch=1 ;; esac
 	case "-$variants-" in *-reset-*) reset=1 ;; esac
@@ -401,22 +401,29 @@ scenario() {
 	"$ctl" memfd list >"$d/mfrctl-memfd" 2>&1
 	"$ctl" poison list >"$d/mfrctl-poison" 2>&1
 	kill -0 "$qemu_pid" 2>/dev/null && "$PYTHON" "$hmp" "$sock" "info status" >"$d/status" 2>&1
-	[ -z "$reset" ] || reset_result=$(reset_guest "$d" "$sock")
+	# A reset run is judged on the boot that took the error; the boot after
+	# system_reset only says whether the guest came back (reset_result).
+	serial=$d/serial
+	if [ -n "$reset" ]; then
+		cp "$d/serial" "$d/serial.error-boot"
+		serial=$d/serial.error-boot
+		reset_result=$(reset_guest "$d" "$sock")
+	fi
 	survived=no
 	grep -q 'running' "$d/status" 2>/dev/null && survived=yes
-	grep -aq 'Kernel panic' "$d/serial" && survived=panic
+	grep -aq 'Kernel panic' "$serial" && survived=panic
 	finished=no
-	grep -q '^MEMCHECK done' "$d/serial" && finished=yes
+	grep -q '^MEMCHECK done' "$serial" && finished=yes
 	# Running, but taking the same machine check over and over.
 	[ "$survived/$finished" = yes/no ] && [ "$storm" -ge 20 ] && survived=storm
-	wrong=$(grep -c '^MEMCHECK wrong' "$d/serial")
-	lost=$(sed -n 's/^MEMCHECK done .*lost_pages=\([0-9]*\).*/\1/p' "$d/serial" | head -n1)
+	wrong=$(grep -c '^MEMCHECK wrong' "$serial")
+	lost=$(sed -n 's/^MEMCHECK done .*lost_pages=\([0-9]*\).*/\1/p' "$serial" | head -n1)
 	# The checker's count, or the kernel's if the checker never ran again.
-	mces=$(mce_lines "$d/serial" before | wc -l)
+	mces=$(mce_lines "$serial" before | wc -l)
 	[ "$storm" -le "$mces" ] || mces=$storm
 	addrs=$({
-		mce_lines "$d/serial" before | sed -n 's/.* addr=\(0x[0-9a-f]*\) .*/\1/p'
-		sed -n 's/.*Hardware Error\]: TSC [0-9a-f]* ADDR \([0-9a-f]*\) .*/0x\1/p' "$d/serial"
+		mce_lines "$serial" before | sed -n 's/.* addr=\(0x[0-9a-f]*\) .*/\1/p'
+		sed -n 's/.*Hardware Error\]: TSC [0-9a-f]* ADDR \([0-9a-f]*\) .*/0x\1/p' "$serial"
 	} | sort -u | tr '\n' ' ')
 	# Each address given: the poisoned 4 KiB page, or its hugepage's start.
 	exact=
@@ -443,29 +450,29 @@ scenario() {
 	# The touches' share: a vCPU that read the page before QEMU handled
 	# the host's action-optional SIGBUS took an action-required one for
 	# the error itself, which the checker recorded before its end.
-	ar_touch=$((ar_exact - $(mce_lines "$d/serial" before | grep -c "kind=action-required addr=$target ")))
+	ar_touch=$((ar_exact - $(mce_lines "$serial" before | grep -c "kind=action-required addr=$target ")))
 	ar_all=$(grep -c 'BUS_MCEERR_AR injected' "$d/qemu.out")
-	guest_kb=$(sed -n 's/^MEMCHECK meminfo HardwareCorrupted: *\([0-9]*\) kB.*/\1/p' "$d/serial" | head -n1)
+	guest_kb=$(sed -n 's/^MEMCHECK meminfo HardwareCorrupted: *\([0-9]*\) kB.*/\1/p' "$serial" | head -n1)
 	{
 		printf 'result %s run=%s optin=%s size=%s err=%s guest=%s qemu=%s cpu=%s succor=%s target=%s pfn=%s' \
 			"$name" "$run" "$optin" "$size" "$err" "$(cat "$image/version")" \
 			"$("$MFR_ROOT/build/vmm/qemu-$qemu/usr/bin/qemu-system-x86_64" --version | sed -n '1s/.*(Debian \(.*\))/\1/p')" \
 			"$VMM_CPU" "$succor" "$target" "$pfn"
 		printf ' guest_mces=%s guest_kinds=%s guest_mce_printed=%s guest_addrs=%s exact=%s' "$mces" \
-			"$(mce_lines "$d/serial" before | kinds | tr ' ' _)" "$(console_kinds "$d/serial")" "${addrs// /,}" "$exact"
+			"$(mce_lines "$serial" before | kinds | tr ' ' _)" "$(console_kinds "$serial")" "${addrs// /,}" "$exact"
 		printf ' sigbus=%s lost_pages=%s guest_hwcorrupted_kb=%s wrong=%s finished=%s survived=%s' \
-			"$(grep -c '^MEMCHECK sigbus' "$d/serial")" "${lost:-?}" "$guest_kb" \
+			"$(grep -c '^MEMCHECK sigbus' "$serial")" "${lost:-?}" "$guest_kb" \
 			"$wrong" "$finished" "$survived"
 		printf ' host_lost_kb=%s hardware_corrupted_kb=%s pool_pages=%s pool_held=%s hwpoison=%s buddy=%s' \
 			"$lost_kb" $((hc1 - hc0)) $((total1 - total0)) $((total1 - $(hp_free "$size") - total0 + free0)) \
 			$((flags >> 19 & 1)) $((flags >> 10 & 1))
 		printf ' host_reports=%s' "$("$MFR_ROOT/scripts/check-kernel-log.sh" "$d/host-dmesg" >/dev/null 2>&1 && echo 0 || echo 1)"
-		printf ' first_mce_in=%s' "$(mce_lines "$d/serial" before | sed -n '1s/.* mode=\([a-z-]*\) .*/\1/p')"
+		printf ' first_mce_in=%s' "$(mce_lines "$serial" before | sed -n '1s/.* mode=\([a-z-]*\) .*/\1/p')"
 		printf ' qemu_ao=%s qemu_ar=%s' "$(grep -c 'BUS_MCEERR_AO injected' "$d/qemu.out")" "$ar_all"
 		printf ' reset=%s' "$reset_result"
 		[ -z "$touch" ] || printf ' touched=%s touch_tries=%s touch_mces=%s touch_kinds=%s qemu_ar_exact=%s qemu_ar_touch=%s stage2_before=%s stage2_after=%s spte_over=%s' \
-			"${touched:-none}" "$TOUCH_TRIES" "$(mce_lines "$d/serial" after | grep -c "addr=$target ")" \
-			"$(mce_lines "$d/serial" after | kinds | tr ' ' _)" "$ar_exact" "$ar_touch" "${s2_before// /,}" "${s2_after// /,}" "$spte"
+			"${touched:-none}" "$TOUCH_TRIES" "$(mce_lines "$serial" after | grep -c "addr=$target ")" \
+			"$(mce_lines "$serial" after | kinds | tr ' ' _)" "$ar_exact" "$ar_touch" "${s2_before// /,}" "${s2_after// /,}" "$spte"
 		[ -z "$pv" ] || printf ' pv_written_before=%s pv_written_after=%s' \
 			"$([ "$pv_b1" != "$pv_b2" ] && echo yes || echo no)" \
 			"$([ "$pv_a1" != "$pv_a2" ] && echo yes || echo no)"
@@ -479,7 +486,7 @@ scenario() {
 		# the checker read the page before the guest's kernel had handled
 		# the first (seen once in five 1 GiB runs); both at the same page.
 		check "$name: the guest got one machine-check record for the error, or a deferred then an action-required one ($mces)" \
-			test "$mces" = 1 -o "$mces:$(mce_lines "$d/serial" before | record_kinds | tr '\n' ' ')" = "2:deferred action-required "
+			test "$mces" = 1 -o "$mces:$(mce_lines "$serial" before | record_kinds | tr '\n' ' ')" = "2:deferred action-required "
 		check "$name: at the poisoned 4 KiB page's guest physical address ($addrs)" test "$exact" = exact-4k
 		check "$name: no wrong word ($wrong)" test "$wrong" = 0
 		if [ "$succor" = yes ]; then
