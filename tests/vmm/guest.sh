@@ -261,7 +261,7 @@ scenario() {
 	esac
 	local name="$optin-$size-$err${variants:+-$variants}/$guest/$qemu"
 	local d=$VMM_DIR/$(tr / _ <<<"$name")-$run
-	local pv= touch= reset= serial=
+	local pv= touch= reset= serial= ar_all=
 	case "-$variants-" in *-pv-*) pv=1 ;; esac
 	case "-$variants-" in *-touch-*) touch=1 ;; esac
 	case "-$variants-" in *-reset-*) reset=1 ;; esac
@@ -417,8 +417,8 @@ scenario() {
 	# Running, but taking the same machine check over and over: 20 the
 	# guest printed, or 20 QEMU sent it (a guest stuck on a page of its
 	# own kernel logs none of them).
-	[ "$survived/$finished" = yes/no ] &&
-		{ [ "$storm" -ge 20 ] || [ "$(grep -c 'BUS_MCEERR_AR injected' "$d/qemu.out")" -ge 20 ]; } &&
+	ar_all=$(grep -c 'BUS_MCEERR_AR injected' "$d/qemu.out")
+	[ "$survived/$finished" = yes/no ] && { [ "$storm" -ge 20 ] || [ "$ar_all" -ge 20 ]; } &&
 		survived=storm
 	wrong=$(grep -c '^MEMCHECK wrong' "$serial")
 	lost=$(sed -n 's/^MEMCHECK done .*lost_pages=\([0-9]*\).*/\1/p' "$serial" | head -n1)
@@ -448,14 +448,13 @@ scenario() {
 	lost_kb=$(hugepage_lost_kb "$pfn" "$size")
 	dmesg | tail -n +$((dmesg0 + 1)) >"$d/host-dmesg"
 	say "QEMU quit: the hugepage is dissolved, the host lost $lost_kb KiB (pfn $pfn HWPoison), HardwareCorrupted +$((hc1 - hc0)) kB"
-	local ar_exact ar_touch ar_all guest_kb spte=
+	local ar_exact ar_touch guest_kb spte=
 	[ -z "$touch" ] || spte=$(spte_over "$target" "$d/spte-trace")
 	ar_exact=$(grep -c "GUEST addr $target of type BUS_MCEERR_AR injected" "$d/qemu.out")
 	# The touches' share: a vCPU that read the page before QEMU handled
 	# the host's action-optional SIGBUS took an action-required one for
 	# the error itself, which the checker recorded before its end.
 	ar_touch=$((ar_exact - $(mce_lines "$serial" before | grep -c "kind=action-required addr=$target ")))
-	ar_all=$(grep -c 'BUS_MCEERR_AR injected' "$d/qemu.out")
 	guest_kb=$(sed -n 's/^MEMCHECK meminfo HardwareCorrupted: *\([0-9]*\) kB.*/\1/p' "$serial" | head -n1)
 	{
 		printf 'result %s run=%s optin=%s size=%s err=%s guest=%s qemu=%s cpu=%s succor=%s target=%s pfn=%s' \
