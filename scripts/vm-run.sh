@@ -73,12 +73,24 @@ numa=()
 for node in ${VM_NUMA:-}; do
 	numa+=(--numa "$node")
 done
+# The guest's console goes to a file of the run's, whatever VM_VERBOSE says:
+# a guest that dies (a panic, a triple fault, QEMU gone) does not get to
+# copy its kernel log, and then that file is all there is.  A virtio
+# console of its own (hvc0) with the log level at warnings: virtme-ng's
+# serial console stays quiet (loglevel=0 otherwise), and a debug kernel's
+# boot chatter is not pushed through an emulated UART.  QEMU's reset
+# log (qemu.log) names a triple fault.
+console_opts="-chardev file,id=mfrlog,path=$out/console"
+console_opts+=" -device virtio-serial-pci,id=mfrlogbus"
+console_opts+=" -device virtconsole,bus=mfrlogbus.0,chardev=mfrlog"
+console_opts+=" -d cpu_reset -D $out/qemu.log"
+console_append="console=hvc0 loglevel=5"
 boot() { # SECONDS: one boot, at most that long
 	{
 		timeout --foreground -k 10 "$1" "$VNG" --run "$KDIR" --disable-kvm ${VM_VERBOSE:+--verbose} \
 			--memory "$VM_MEM" --cpus "$VM_CPUS" ${numa[@]+"${numa[@]}"} \
-			--force-9p --append "panic=-1 rootflags=$root_flags $VM_APPEND" \
-			${VM_QEMU_OPTS:+"--qemu-opts=$VM_QEMU_OPTS"} \
+			--force-9p --append "panic=-1 rootflags=$root_flags $console_append $VM_APPEND" \
+			${VM_QEMU_OPTS:+"--qemu-opts=$VM_QEMU_OPTS"} "--qemu-opts=$console_opts" \
 			--rwdir "$MFR_ROOT" --cwd "$PWD" \
 			--exec "$MFR_ROOT/scripts/vm-guest.sh $out" </dev/null 2>&1 >&3 3>&- | cat >&2
 		echo "${PIPESTATUS[0]}" >"$out/vng-rc"
@@ -129,7 +141,17 @@ set -e
 
 if [ ! -f "$out/rc" ]; then
 	echo "vm-run: the guest did not finish (vng exit $vng_rc; timeout ${VM_TIMEOUT}s)" >&2
-	[ -f "$out/dmesg" ] && tail -n 60 "$out/dmesg" >&2
+	if [ -f "$out/dmesg" ]; then
+		tail -n 60 "$out/dmesg" >&2
+	elif [ -s "$out/console" ]; then
+		echo "vm-run: the guest's console (warnings and worse), last 80 lines; all of it in $out/console:" >&2
+		tail -n 80 "$out/console" >&2
+	fi
+	# With -d cpu_reset QEMU logs a triple fault, which -no-reboot turns
+	# into an exit with nothing on the guest's console.
+	if grep -q "Triple fault" "$out/qemu.log" 2>/dev/null; then
+		echo "vm-run: QEMU logged a triple fault in the guest ($out/qemu.log)" >&2
+	fi
 	exit 124
 fi
 rc=$(cat "$out/rc")
