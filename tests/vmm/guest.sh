@@ -189,6 +189,20 @@ qemu_premise() {
 }
 # run_qemu VERSION ARGS... &: that QEMU, with its own firmware and modules,
 # in the background; exec, so that $! is QEMU's pid.
+# cpu_resets DIR: the vCPU resets QEMU logged (-d cpu_reset) so far.
+cpu_resets() {
+	local n
+	n=$(grep -c '^CPU Reset' "$1/qemu-reset.log" 2>/dev/null)
+	echo "${n:-0}"
+}
+
+# reset_rip DIR N: the guest's RIP at the reset after the first N, if any.
+reset_rip() {
+	awk -v n="$2" '/^CPU Reset/ { seen++; next }
+		seen > n && match($0, /RIP=[0-9a-f]+/) { print "0x" substr($0, RSTART + 4, RLENGTH - 4); exit }' \
+		"$1/qemu-reset.log" 2>/dev/null
+}
+
 run_qemu() {
 	local root=$MFR_ROOT/build/vmm/qemu-$1
 	shift
@@ -302,6 +316,7 @@ scenario() {
 		-kernel "$image/vmlinuz" -initrd "$image/initramfs.cpio.gz" \
 		-append "console=ttyS0 quiet panic=0 memcheck.wait=${VMM_WAIT:-120}${pv:+ memcheck.pv=1}${touch:+ memcheck.touch=$TOUCH_TRIES} memcheck.target_min=$target_min" \
 		-serial "file:$d/serial" -monitor "unix:$sock,server=on,wait=off" \
+		-d cpu_reset -D "$d/qemu-reset.log" \
 		>"$d/qemu.out" 2>&1 &
 	qemu_pid=$!
 	if ! checked "$name: the guest's checker filled its memory" \
@@ -310,6 +325,7 @@ scenario() {
 		kill -9 "$qemu_pid" 2>/dev/null; wait "$qemu_pid"; qemu_pid=
 		return
 	fi
+	resets_ready=$(cpu_resets "$d")
 	free1=$(hp_free "$size")
 	say "the guest's checker filled its memory and verifies it pass after pass: $(grep -m1 '^MEMCHECK ready' "$d/serial" | cut -d' ' -f3-)"
 	check "$name: guest RAM is $npages $size hugepages (free $free0 -> $free1)" \
@@ -401,6 +417,12 @@ scenario() {
 	"$ctl" memfd list >"$d/mfrctl-memfd" 2>&1
 	"$ctl" poison list >"$d/mfrctl-poison" 2>&1
 	kill -0 "$qemu_pid" 2>/dev/null && "$PYTHON" "$hmp" "$sock" "info status" >"$d/status" 2>&1
+	# A guest that resets itself (a triple fault; a panic would print and
+	# halt, panic=0) leaves nothing on its console, and QEMU 10's reset
+	# punches the kept hugepage out from under it: QEMU logs every vCPU
+	# reset with the registers it had.
+	guest_resets=$(($(cpu_resets "$d") - resets_ready))
+	reset_rip=$(reset_rip "$d" "$resets_ready")
 	# A reset run is judged on the boot that took the error; the boot after
 	# system_reset only says whether the guest came back (reset_result).
 	serial=$d/serial
@@ -412,6 +434,7 @@ scenario() {
 	survived=no
 	grep -q 'running' "$d/status" 2>/dev/null && survived=yes
 	grep -aq 'Kernel panic' "$serial" && survived=panic
+	[ "$guest_resets" = 0 ] || survived=reset
 	finished=no
 	grep -q '^MEMCHECK done' "$serial" && finished=yes
 	# Running, but taking the same machine check over and over: 20 the
@@ -472,7 +495,7 @@ scenario() {
 		printf ' host_reports=%s' "$("$MFR_ROOT/scripts/check-kernel-log.sh" "$d/host-dmesg" >/dev/null 2>&1 && echo 0 || echo 1)"
 		printf ' first_mce_in=%s' "$(mce_lines "$serial" before | sed -n '1s/.* mode=\([a-z-]*\) .*/\1/p')"
 		printf ' qemu_ao=%s qemu_ar=%s' "$(grep -c 'BUS_MCEERR_AO injected' "$d/qemu.out")" "$ar_all"
-		printf ' reset=%s' "$reset_result"
+		printf ' reset=%s guest_resets=%s%s' "$reset_result" "$guest_resets" "${reset_rip:+ guest_reset_rip=$reset_rip}"
 		[ -z "$touch" ] || printf ' touched=%s touch_tries=%s touch_mces=%s touch_kinds=%s qemu_ar_exact=%s qemu_ar_touch=%s stage2_before=%s stage2_after=%s spte_over=%s' \
 			"${touched:-none}" "$TOUCH_TRIES" "$(mce_lines "$serial" after | grep -c "addr=$target ")" \
 			"$(mce_lines "$serial" after | kinds | tr ' ' _)" "$ar_exact" "$ar_touch" "${s2_before// /,}" "${s2_after// /,}" "$spte"
@@ -492,6 +515,8 @@ scenario() {
 			test "$mces" = 1 -o "$mces:$(mce_lines "$serial" before | record_kinds | tr '\n' ' ')" = "2:deferred action-required "
 		check "$name: at the poisoned 4 KiB page's guest physical address ($addrs)" test "$exact" = exact-4k
 		check "$name: no wrong word ($wrong)" test "$wrong" = 0
+		check "$name: the guest did not reset itself ($guest_resets vCPU resets${reset_rip:+, the first at RIP $reset_rip})" \
+			test "$guest_resets" = 0
 		if [ "$succor" = yes ]; then
 			check "$name: the checker finished" test "$finished" = yes
 			check "$name: the guest is still running ($survived)" test "$survived" = yes

@@ -71,6 +71,8 @@ def survived(r):
         return "no: machine-check storm"
     if r["survived"] == "panic":
         return "no: panic"
+    if r["survived"] == "reset":
+        return "no: reset itself"
     return r["survived"]
 
 
