@@ -199,7 +199,7 @@ cpu_resets() {
 # reset_rip DIR N: the guest's RIP at the reset after the first N, if any.
 reset_rip() {
 	awk -v n="$2" '/^CPU Reset/ { seen++; next }
-		seen > n && match($0, /RIP=[0-9a-f]+/) { print "0x" substr($0, RSTART + 4, RLENGTH - 4); exit }' \
+		seen > n && match($0, /[RE]IP=[0-9a-f]+/) { print "0x" substr($0, RSTART + 4, RLENGTH - 4); exit }' \
 		"$1/qemu-reset.log" 2>/dev/null
 }
 
