@@ -187,8 +187,6 @@ qemu_premise() {
 	fi
 	return "${qemu_ok[$q]}"
 }
-# run_qemu VERSION ARGS... &: that QEMU, with its own firmware and modules,
-# in the background; exec, so that $! is QEMU's pid.
 # cpu_resets DIR: the vCPU resets QEMU logged (-d cpu_reset) so far.
 cpu_resets() {
 	local n
@@ -203,6 +201,8 @@ reset_rip() {
 		"$1/qemu-reset.log" 2>/dev/null
 }
 
+# run_qemu VERSION ARGS... &: that QEMU, with its own firmware and modules,
+# in the background; exec, so that $! is QEMU's pid.
 run_qemu() {
 	local root=$MFR_ROOT/build/vmm/qemu-$1
 	shift
@@ -275,7 +275,7 @@ scenario() {
 	esac
 	local name="$optin-$size-$err${variants:+-$variants}/$guest/$qemu"
 	local d=$VMM_DIR/$(tr / _ <<<"$name")-$run
-	local pv= touch= reset= serial= ar_all=
+	local pv= touch= reset= serial= ar_all= resets_ready= guest_resets= reset_at=
 	case "-$variants-" in *-pv-*) pv=1 ;; esac
 	case "-$variants-" in *-touch-*) touch=1 ;; esac
 	case "-$variants-" in *-reset-*) reset=1 ;; esac
@@ -422,7 +422,7 @@ scenario() {
 	# punches the kept hugepage out from under it: QEMU logs every vCPU
 	# reset with the registers it had.
 	guest_resets=$(($(cpu_resets "$d") - resets_ready))
-	reset_rip=$(reset_rip "$d" "$resets_ready")
+	reset_at=$(reset_rip "$d" "$resets_ready")
 	# A reset run is judged on the boot that took the error; the boot after
 	# system_reset only says whether the guest came back (reset_result).
 	serial=$d/serial
@@ -495,7 +495,7 @@ scenario() {
 		printf ' host_reports=%s' "$("$MFR_ROOT/scripts/check-kernel-log.sh" "$d/host-dmesg" >/dev/null 2>&1 && echo 0 || echo 1)"
 		printf ' first_mce_in=%s' "$(mce_lines "$serial" before | sed -n '1s/.* mode=\([a-z-]*\) .*/\1/p')"
 		printf ' qemu_ao=%s qemu_ar=%s' "$(grep -c 'BUS_MCEERR_AO injected' "$d/qemu.out")" "$ar_all"
-		printf ' reset=%s guest_resets=%s%s' "$reset_result" "$guest_resets" "${reset_rip:+ guest_reset_rip=$reset_rip}"
+		printf ' reset=%s guest_resets=%s%s' "$reset_result" "$guest_resets" "${reset_at:+ guest_reset_rip=$reset_at}"
 		[ -z "$touch" ] || printf ' touched=%s touch_tries=%s touch_mces=%s touch_kinds=%s qemu_ar_exact=%s qemu_ar_touch=%s stage2_before=%s stage2_after=%s spte_over=%s' \
 			"${touched:-none}" "$TOUCH_TRIES" "$(mce_lines "$serial" after | grep -c "addr=$target ")" \
 			"$(mce_lines "$serial" after | kinds | tr ' ' _)" "$ar_exact" "$ar_touch" "${s2_before// /,}" "${s2_after// /,}" "$spte"
@@ -515,7 +515,7 @@ scenario() {
 			test "$mces" = 1 -o "$mces:$(mce_lines "$serial" before | record_kinds | tr '\n' ' ')" = "2:deferred action-required "
 		check "$name: at the poisoned 4 KiB page's guest physical address ($addrs)" test "$exact" = exact-4k
 		check "$name: no wrong word ($wrong)" test "$wrong" = 0
-		check "$name: the guest did not reset itself ($guest_resets vCPU resets${reset_rip:+, the first at RIP $reset_rip})" \
+		check "$name: the guest did not reset itself ($guest_resets vCPU resets${reset_at:+, the first at RIP $reset_at})" \
 			test "$guest_resets" = 0
 		if [ "$succor" = yes ]; then
 			check "$name: the checker finished" test "$finished" = yes
