@@ -424,6 +424,11 @@ scenario() {
 	guest_resets=$(($(cpu_resets "$d") - resets_ready))
 	reset_at=$(reset_rip "$d" "$resets_ready")
 	flight_stop "$d" "$guest_resets"
+	# Where the vCPU is after such a reset (QEMU 10 punched the hugepage).
+	if [ "$guest_resets" != 0 ] && kill -0 "$qemu_pid" 2>/dev/null; then
+		"$PYTHON" "$hmp" "$sock" "info registers" >"$d/after-reset" 2>&1
+		tail -n 30 "$d/qemu.out" >>"$d/after-reset"
+	fi
 	# A reset run is judged on the boot that took the error; the boot after
 	# system_reset only says whether the guest came back (reset_result).
 	serial=$d/serial
