@@ -706,6 +706,9 @@ reset_guest() {
 	elif ! kill -0 "$qemu_pid" 2>/dev/null; then
 		echo qemu-exited
 	else
+		"$PYTHON" "$hmp" "$sock" "info status" >"$d/after-reset" 2>&1
+		"$PYTHON" "$hmp" "$sock" "info registers" >>"$d/after-reset" 2>&1
+		tail -n 30 "$d/qemu.out" >>"$d/after-reset"
 		echo no-reboot
 	fi
 }
