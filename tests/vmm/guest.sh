@@ -120,6 +120,37 @@ stage2() {
 	echo "$(cat "$d/pages_4k") $(cat "$d/pages_2m") $(cat "$d/pages_1g")"
 }
 
+# vcpu_state PID SOCK: what a guest that does not come back is doing:
+# QEMU's status and vCPU registers, its threads' kernel stacks, KVM's
+# counters 5 s apart, and 3 s of KVM's exits and stage-2 faults.
+vcpu_state() {
+	local pid=$1 sock=$2 kd t f
+	"$PYTHON" "$hmp" "$sock" "info status" 2>&1
+	"$PYTHON" "$hmp" "$sock" "info registers" 2>&1
+	for t in /proc/"$pid"/task/*; do
+		echo "# thread ${t##*/} $(cat "$t/comm" 2>/dev/null):"
+		cat "$t/stack" 2>/dev/null
+	done
+	kd=$(ls -d /sys/kernel/debug/kvm/"$pid"-* 2>/dev/null | head -n1)
+	if [ -n "$kd" ]; then
+		for t in 1 2; do
+			echo "# KVM counters ($t):"
+			for f in exits pf_taken pf_fixed pf_spurious pf_emulate pf_fast mmio_exits io_exits \
+				halt_exits irq_exits nmi_injections pages_4k pages_2m pages_1g; do
+				[ -r "$kd/$f" ] && printf '%s=%s ' "$f" "$(cat "$kd/$f")"
+			done
+			echo
+			[ "$t" = 2 ] || sleep 5
+		done
+	fi
+	flight_start
+	sleep 3
+	echo 0 >"$flight/tracing_on" 2>/dev/null
+	echo "# 3 s of KVM events:"
+	grep -v '^#' "$flight/trace" 2>/dev/null | tail -n 200
+	flight_stop /dev/null 0
+}
+
 # outer CMD...: one command on the outer emulator's monitor, through the
 # host (tests/vmm/outer-monitor.sh); prints its answer.
 outer_n=0
@@ -426,8 +457,7 @@ scenario() {
 	flight_stop "$d" "$guest_resets"
 	# Where the vCPU is after such a reset (QEMU 10 punched the hugepage).
 	if [ "$guest_resets" != 0 ] && kill -0 "$qemu_pid" 2>/dev/null; then
-		"$PYTHON" "$hmp" "$sock" "info registers" >"$d/after-reset" 2>&1
-		tail -n 30 "$d/qemu.out" >>"$d/after-reset"
+		vcpu_state "$qemu_pid" "$sock" >"$d/after-reset" 2>&1
 	fi
 	# A reset run is judged on the boot that took the error; the boot after
 	# system_reset only says whether the guest came back (reset_result).
@@ -706,9 +736,7 @@ reset_guest() {
 	elif ! kill -0 "$qemu_pid" 2>/dev/null; then
 		echo qemu-exited
 	else
-		"$PYTHON" "$hmp" "$sock" "info status" >"$d/after-reset" 2>&1
-		"$PYTHON" "$hmp" "$sock" "info registers" >>"$d/after-reset" 2>&1
-		tail -n 30 "$d/qemu.out" >>"$d/after-reset"
+		vcpu_state "$qemu_pid" "$sock" >"$d/after-reset" 2>&1
 		echo no-reboot
 	fi
 }
