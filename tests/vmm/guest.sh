@@ -30,6 +30,10 @@
 #                  (tests/vmm/outer-monitor.sh; build/vmm/outer-monitor)
 #   VMM_DEMO=1     progress lines "[demo-vm] ..." for make demo-vm
 #   VMM_PROBE_CPUS "CPU[/QEMU];...": what the guest sees with each -cpu
+#   VMM_WAIT       seconds the checker waits for its machine check (120)
+#   VMM_TOUCH_TRIES reads of the poisoned page per mode, touch variant (3)
+#   VMM_BOOT_TIMEOUT seconds a guest may take to boot, or to boot again
+#                  after system_reset (900)
 set -u
 . "$MFR_ROOT/tests/vm/lib.sh"
 : "${VMM_DIR:?}"

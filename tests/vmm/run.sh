@@ -69,7 +69,8 @@ KDIR=$KDIR VM_MEM=${mem}G VM_CPUS=${VM_CPUS:-2} VM_APPEND="$append" \
 	VM_TIMEOUT=${VM_TIMEOUT:-$((3600 + 600 * total))} scripts/vm-run.sh \
 	"VMM_DIR=$dir VMM_SCENARIOS='$scenarios' VMM_RUNS=$runs VMM_CPU='${VMM_CPU:-}' \
 	VMM_GUEST='${VMM_GUEST:-}' VMM_QEMU='${VMM_QEMU:-}' VMM_PROBE_CPUS='${VMM_PROBE_CPUS:-}' \
-	VMM_WAIT='${VMM_WAIT:-}' VMM_TOUCH_TRIES='${VMM_TOUCH_TRIES:-}' $MFR_ROOT/tests/vmm/guest.sh" 2>&1 |
+	VMM_WAIT='${VMM_WAIT:-}' VMM_TOUCH_TRIES='${VMM_TOUCH_TRIES:-}' \
+	VMM_BOOT_TIMEOUT='${VMM_BOOT_TIMEOUT:-}' $MFR_ROOT/tests/vmm/guest.sh" 2>&1 |
 	tee "$dir/log"
 rc=${PIPESTATUS[0]}
 
