@@ -462,6 +462,7 @@ scenario() {
 	# Where the vCPU is after such a reset (QEMU 10 punched the hugepage).
 	if [ "$guest_resets" != 0 ] && kill -0 "$qemu_pid" 2>/dev/null; then
 		vcpu_state "$qemu_pid" "$sock" >"$d/after-reset" 2>&1
+		bios_zeroed "$sock" >>"$d/after-reset" && echo "# $name: after its reset the vCPU runs over zeroes where SeaBIOS's RAM copy was"
 	fi
 	# A reset run is judged on the boot that took the error; the boot after
 	# system_reset only says whether the guest came back (reset_result).
@@ -741,8 +742,29 @@ reset_guest() {
 		echo qemu-exited
 	else
 		vcpu_state "$qemu_pid" "$sock" >"$d/after-reset" 2>&1
-		echo no-reboot
+		if bios_zeroed "$sock" >>"$d/after-reset"; then
+			echo bios-zeroed
+		else
+			echo no-reboot
+		fi
 	fi
+}
+
+# bios_zeroed SOCK: the vCPU runs in the BIOS segment (CS f000) over
+# zeroes.  QEMU leaves 0xe0000-0xfffff as RAM across a reset (the PAM
+# registers keep SeaBIOS's shadow), so the reset vector jumps into that
+# RAM copy; when QEMU 10's reset punched the hugepage that holds it (the
+# guest's first hugepage had the error), the copy is gone: "add
+# [bx+si],al" over and over, forever, QEMU "running".
+bios_zeroed() {
+	local regs eip bytes
+	regs=$("$PYTHON" "$hmp" "$1" "info registers" 2>/dev/null)
+	grep -q '^CS =f000 ' <<<"$regs" || return 1
+	eip=$(sed -n 's/^EIP=\([0-9a-f]*\) .*/\1/p' <<<"$regs")
+	[ -n "$eip" ] || return 1
+	bytes=$("$PYTHON" "$hmp" "$1" "xp /16xb $((0xf0000 + 0x$eip))" 2>/dev/null)
+	echo "# the BIOS segment at the vCPU's EIP $eip: $bytes"
+	grep -q 0x <<<"$bytes" && ! grep -q '0x[0-9a-f]*[1-9a-f]' <<<"${bytes#*:}"
 }
 
 # one_more_1g_page: one more 1 GiB page in the pool, if the kernel finds

@@ -78,7 +78,8 @@ def survived(r):
 
 def after_reset(r):
     return {"no": "-", "rebooted": "booted again, checker finished",
-            "qemu-exited": "QEMU exited", "no-reboot": "no reboot"}.get(r.get("reset", "no"),
+            "qemu-exited": "QEMU exited", "no-reboot": "no reboot",
+            "bios-zeroed": "no reboot: the punch zeroed SeaBIOS's RAM copy"}.get(r.get("reset", "no"),
                                                                       r.get("reset"))
 
 
