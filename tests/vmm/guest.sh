@@ -19,7 +19,10 @@
 #                          that page; touch: the guest reads the page on
 #                          purpose afterwards, from user and kernel mode,
 #                          and KVM's stage-2 mappings are judged; reset:
-#                          system_reset from QEMU's monitor afterwards
+#                          system_reset from QEMU's monitor afterwards (1g:
+#                          the error in the guest's second GiB); first
+#                          (1g reset): the error in its first GiB, which
+#                          also holds SeaBIOS's RAM copy, reported only
 #                  GUEST   d12 (Debian 12, 6.1) or d13 (Debian 13, 6.12;
 #                          default $VMM_GUEST, else d13)
 #                  QEMU    10 or 7.2 (default $VMM_QEMU, else 10)
@@ -310,10 +313,11 @@ scenario() {
 	esac
 	local name="$optin-$size-$err${variants:+-$variants}/$guest/$qemu"
 	local d=$VMM_DIR/$(tr / _ <<<"$name")-$run
-	local pv= touch= reset= serial= ar_all= resets_ready= guest_resets= reset_at=
+	local pv= touch= reset= first= serial= ar_all= resets_ready= guest_resets= reset_at=
 	case "-$variants-" in *-pv-*) pv=1 ;; esac
 	case "-$variants-" in *-touch-*) touch=1 ;; esac
 	case "-$variants-" in *-reset-*) reset=1 ;; esac
+	case "-$variants-" in *-first-*) first=1 ;; esac
 	size=${size^^}
 	local image=$MFR_ROOT/build/vmm/image-$guest mem hp_kb npages target_min=0
 	local free0 free1 hc0 hc1 total0 total1 dmesg0 sock target pfn flags lost_kb
@@ -331,12 +335,18 @@ scenario() {
 	# The 1 GiB touch: two 1 GiB pages, the second (1-2 GiB of guest
 	# physical memory) wholly in one memslot, so KVM can map it with one
 	# 1 GiB entry; the target is there.
-	if [ "$size" = 1G ] && [ -n "$touch" ]; then
+	# The 1 GiB reset likewise, unless "first": QEMU 10's reset punches
+	# the hugepage with the error, and the first one also holds SeaBIOS's
+	# RAM copy, which the reset vector jumps into (bios_zeroed).  The boot
+	# after the reset takes one more 1 GiB page.
+	if [ "$size" = 1G ] && [ -z "$first" ] && [ -n "$touch$reset" ]; then
 		mem=2G target_min=0x40000000
 	fi
 	npages=$(($(numfmt --from=iec "$mem") / 1024 / hp_kb))
 	if [ "$size" = 1G ]; then
-		while [ "$(hp_free 1G)" -lt "$npages" ] && one_more_1g_page; do :; done
+		local need=$npages
+		[ -z "$reset" ] || need=$((npages + 1))
+		while [ "$(hp_free 1G)" -lt "$need" ] && one_more_1g_page; do :; done
 	fi
 	rm -rf "$d" && mkdir -p "$d"
 	# Sockets cannot live on the 9p-shared checkout.
@@ -581,8 +591,9 @@ scenario() {
 			test "$((total1 - $(hp_free "$size")))" = "$((total0 - free0))"
 		[ -z "$touch" ] || judge_touch "$name" "$d" "$target" "$size" "$s2_before" "$s2_after" "$ar_touch" "$spte"
 		[ -z "$pv" ] || judge_pv "$name" "$d"
-		[ -z "$reset" ] || check "$name: after system_reset the guest booted again and its checker finished ($reset_result)" \
-			test "$reset_result" = rebooted
+		[ -z "$reset" ] || [ -n "$first" ] ||
+			check "$name: after system_reset the guest booted again and its checker finished ($reset_result)" \
+				test "$reset_result" = rebooted
 	fi
 	check "$name: no host kernel report" "$MFR_ROOT/scripts/check-kernel-log.sh" "$d/host-dmesg"
 	[ -z "$reset" ] || echo "# $name: after system_reset: $reset_result"

@@ -26,7 +26,8 @@ dir=$MFR_ROOT/build/vmm
 mkdir -p "$dir"
 
 # What the scenarios need: guests, VMMs, 1 GiB pages (each run of a
-# 1 GiB scenario takes one for good, the touch one two at once).
+# 1 GiB scenario takes one for good, the touch one two at once, the
+# reset one two and a third for the boot after the reset).
 guests= qemus= gig=0 total=0
 for s in $scenarios; do
 	n=$runs
@@ -36,7 +37,12 @@ for s in $scenarios; do
 	g=${g:-${VMM_GUEST:-d13}} q=${q:-${VMM_QEMU:-10}}
 	case " $guests " in *" $g "*) ;; *) guests+=" $g" ;; esac
 	case " $qemus " in *" $q "*) ;; *) qemus+=" $q" ;; esac
-	case $s in *-1g-*touch*) gig=$((gig + n + 1)) ;; *-1g*) gig=$((gig + n)) ;; esac
+	case $s in
+	*-1g-*reset*first*) gig=$((gig + 2 * n)) ;;
+	*-1g-*reset*) gig=$((gig + 2 * n + 1)) ;;
+	*-1g-*touch*) gig=$((gig + n + 1)) ;;
+	*-1g*) gig=$((gig + n)) ;;
+	esac
 	total=$((total + n))
 done
 case "${VMM_PROBE_CPUS:-}" in */7.2*) case " $qemus " in *" 7.2 "*) ;; *) qemus+=" 7.2" ;; esac ;; esac
