@@ -41,6 +41,8 @@ EOF
 reset=${new/err=mce/err=cpfn}
 reset=${reset/finished=yes survived=yes/finished=no survived=reset}
 echo "result keep-2m-cpfn/d13/10 run=1 $reset guest_resets=1 guest_reset_rip=0xffffffff81000000" >>"$tmp/results"
+# A reset whose guest never booted: QEMU's punch zeroed SeaBIOS's RAM copy.
+echo "result keep-1g-cpfn-reset-first/d13/10 run=1 $new reset=bios-zeroed guest_resets=0" >>"$tmp/results"
 # A touch run whose "touched" kept the guest console's carriage return.
 printf 'result keep-2m-mce-touch/d13/10 run=1 %s touched=3+3\r touch_tries=3 qemu_ar_exact=7 qemu_ar_touch=6 stage2_before=476,237,0 stage2_after=987,236,0 spte_over=0,0,511\n' \
 	"$new" >>"$tmp/results"
@@ -51,6 +53,7 @@ want=(
 	'| keep-1g-cpfn | Debian 13, 6.12.118-1 | 10.0.2+ds-2 | `-cpu host` | opted in | 1 | 23 action-required, still coming |'
 	'| 0/1 | 0/1 (no: machine-check storm) |'
 	'| 0/1 | 0/1 (no: reset itself) |'
+	"| 1/1 | 1/1 | no reboot: the punch zeroed SeaBIOS's RAM copy |"
 	'| keep-2m-cpfn-pv | Debian 12 | 7.2 | `-cpu host,vendor=GenuineIntel` | opted in | 1 | 1 kind not recorded |'
 	'| 1/2 (no: panic) |'
 	'| keep-2m-mce-touch/d13/10 | 1 | 3+3 of 6 | 6 | none | 476 / 237 / 0 | 987 / 236 / 0 | 0 / 0 / 511 | 1/1 |'
