@@ -547,7 +547,10 @@ scenario() {
 		printf ' host_reports=%s' "$("$MFR_ROOT/scripts/check-kernel-log.sh" "$d/host-dmesg" >/dev/null 2>&1 && echo 0 || echo 1)"
 		printf ' first_mce_in=%s' "$(mce_lines "$serial" before | sed -n '1s/.* mode=\([a-z-]*\) .*/\1/p')"
 		printf ' qemu_ao=%s qemu_ar=%s' "$(grep -c 'BUS_MCEERR_AO injected' "$d/qemu.out")" "$ar_all"
-		printf ' reset=%s guest_resets=%s%s' "$reset_result" "$guest_resets" "${reset_at:+ guest_reset_rip=$reset_at}"
+		# With where KASLR put the kernel (the checker's "MEMCHECK kernel" line),
+		# a reset's RIP reads against the package's System.map (its -dbg).
+		printf ' reset=%s guest_resets=%s%s' "$reset_result" "$guest_resets" \
+			"${reset_at:+ guest_reset_rip=$reset_at guest_text=0x$(sed -n 's/^MEMCHECK kernel \([0-9a-f]*\) T _text.*/\1/p' "$serial" | head -n1)}"
 		printf ' spte_after=%s spte_poisoned=%s spte_off=%s' "${spte##*,}" "${spte%%,*}" "$spte_bad"
 		[ -z "$touch" ] || printf ' touched=%s touch_tries=%s touch_mces=%s touch_kinds=%s qemu_ar_exact=%s qemu_ar_touch=%s stage2_before=%s stage2_after=%s spte_over=%s' \
 			"${touched:-none}" "$TOUCH_TRIES" "$(mce_lines "$serial" after | grep -c "addr=$target ")" \
