@@ -400,9 +400,20 @@ int main(int argc, char **argv)
 	for (int i = 0; i < npoison; i++) {
 		uint64_t f = kpageflags(pfns[i]);
 
+		/*
+		 * The dissolve (with HVO from a worker, maybe still running)
+		 * moves the poison flag from the folio to its base pages: in
+		 * between, a base page reads neither HWPOISON nor HUGE.  Wait
+		 * for the flag; BUDDY is never allowed, not even for a moment.
+		 */
+		for (int t = 0; t < 100 && !(f & (1ULL << KPF_HWPOISON)) &&
+		     !(f & (1ULL << KPF_BUDDY)); t++) {
+			usleep(100000);
+			f = kpageflags(pfns[i]);
+		}
 		CHECK((f & (1ULL << KPF_HWPOISON)) && !(f & (1ULL << KPF_BUDDY)),
-		      "pfn %#llx stays HWPOISON and out of the buddy allocator",
-		      (unsigned long long)pfns[i]);
+		      "pfn %#llx stays HWPOISON and out of the buddy allocator (flags %#llx)",
+		      (unsigned long long)pfns[i], (unsigned long long)f);
 	}
 	if (getenv("MFR_PRESSURE"))
 		pressure_check(pfns);
