@@ -18,6 +18,8 @@ for t in "${tests[@]}"; do
 	name=${MFR_SUITE:-vm}/${t%.sh}
 	log=$(mktemp)
 	start=$SECONDS
+	# A marker in the kernel log: a failed test's part of it is kept.
+	echo "mfr-suite: start $name" >/dev/kmsg
 	# 15 minutes, or what the test asks for in a "# vm-timeout: SECONDS"
 	# line (the fuzzer, whose time a loaded machine can double).
 	limit=$(sed -n 's/^# vm-timeout: \([0-9]\+\)$/\1/p' "$t" | head -n 1)
@@ -30,6 +32,10 @@ for t in "${tests[@]}"; do
 		echo "FAIL $name $((SECONDS - start))s" | tee -a "$MFR_RESULTS"
 		sed 's/^/    /' "$log" | tail -n 40
 		[ "$rc" = 124 ] && echo "    (killed: the test ran past its $limit s limit)"
+		# CI shows only this output: what the kernel said meanwhile.
+		dmesg | sed -n "\|mfr-suite: start $name\$|,\$p" >"$logs/${t%.sh}.dmesg"
+		echo "    # the kernel log during the test, last 25 of $(wc -l <"$logs/${t%.sh}.dmesg") lines (${logs#"$MFR_ROOT"/}/${t%.sh}.dmesg):"
+		tail -n 25 "$logs/${t%.sh}.dmesg" | sed 's/^/    # /'
 	fi
 	mv "$log" "$logs/${t%.sh}.log"
 	# The module must be back for the next test, whatever this one did.

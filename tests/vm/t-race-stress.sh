@@ -14,6 +14,10 @@ check "race stress 60 s" race_stress
 # The pfns go on one line: the suite shows only a failed log's tail.
 grep -v '^pfn ' "$out"
 echo "injected pfns: $(sed -n 's/^pfn //p' "$out" | tr '\n' ' ')"
+# What the kernel said of a pfn still in a hugepage (the log keeps it all).
+for p in $(sed -n 's/^still-huge \(0x[0-9a-f]*\) .*/\1/p' "$out"); do
+	dmesg | grep -E "$p([^0-9a-f]|\$)" | tail -n 8 | sed "s/^/# $p: /"
+done
 injected=$(sed -n 's/^injected //p' "$out")
 # pfns stock code left in a free hugepage (the helper says why): mfr
 # never saw them.
