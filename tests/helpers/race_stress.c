@@ -665,11 +665,12 @@ static void final_checks(void)
 	 * as LONG_MAX here).  Also with RACE_STRESS_NO_KEEP=1 and mfr.ko not
 	 * loaded, so not on an mfr path.  RACE_STRESS_ONLY="fault truncate"
 	 * alone underflows it in every 60 s run on a loaded machine (by 6 to
-	 * 13, with three TCG VMs on two cores), "fault punch" never (issue 38
-	 * note of stop 51).  Suspected stock race: a fault past the i_size
-	 * check consumes a reservation while it zeroes its new folio, and a
-	 * truncate that finds no folio there yet returns that reservation
-	 * again (issue 12 note).
+	 * 13, with three TCG VMs on two cores), "fault punch" never, and stock
+	 * 6.12.118 without the series does the same (by 15 a run, keep flag
+	 * off, no mfr.ko; issue 38 note of stop 51).  A stock race, suspected
+	 * to be: a fault past the i_size check consumes a reservation while it
+	 * zeroes its new folio, and a truncate that finds no folio there yet
+	 * returns that reservation again (issue 12 note).
 	 */
 	if (nfree != total || meminfo("HugePages_Rsvd"))
 		printf("# warning: after all was closed, %ld hugepage(s) in use, HugePages_Rsvd %ld (HugePages_Free %ld, HugePages_Total %ld)\n",
