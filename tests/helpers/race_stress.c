@@ -639,15 +639,14 @@ static void final_checks(void)
 	}
 	CHECK(stuck == stock_stuck, "every injected pfn left its hugepage (%d of %d still huge, %d.%d s)",
 	      stuck, nr_inj, waited / 10, waited % 10);
-	/* Named, so that the kernel log can be searched for them. */
-	for (i = 0; i < nr_inj; i++)
-		if (kpageflags(inj_pfn[i]) & (1ULL << KPF_HUGE))
-			printf("still-huge %#llx kpageflags %#llx\n",
-			       (unsigned long long)inj_pfn[i],
-			       (unsigned long long)kpageflags(inj_pfn[i]));
 	for (i = 0; i < nr_inj; i++) {
 		uint64_t f = kpageflags(inj_pfn[i]);
 
+		/* Named, so that the kernel log can be searched for it. */
+		if (f & (1ULL << KPF_HUGE))
+			printf("still-huge %#llx kpageflags %#llx\n",
+			       (unsigned long long)inj_pfn[i],
+			       (unsigned long long)f);
 		if (!(f & (1ULL << KPF_HWPOISON)) || (f & (1ULL << KPF_BUDDY))) {
 			/* A few: the suite shows only a log's last lines. */
 			if (bad++ < 8)
