@@ -22,7 +22,12 @@
 #                          system_reset from QEMU's monitor afterwards (1g:
 #                          the error in the guest's second GiB); first
 #                          (1g reset): the error in its first GiB, which
-#                          also holds SeaBIOS's RAM copy, reported only
+#                          also holds SeaBIOS's RAM copy, reported only;
+#                          zap: from the error to the checker's end KVM
+#                          drops every stage-2 mapping of the guest each
+#                          100 ms (kvm.nx_huge_pages toggled), which its
+#                          vCPUs fault back: the refault that follows the
+#                          error, hundreds of times a run (an instrument)
 #                  GUEST   d12 (Debian 12, 6.1) or d13 (Debian 13, 6.12;
 #                          default $VMM_GUEST, else d13)
 #                  QEMU    10 or 7.2 (default $VMM_QEMU, else 10)
@@ -313,11 +318,12 @@ scenario() {
 	esac
 	local name="$optin-$size-$err${variants:+-$variants}/$guest/$qemu"
 	local d=$VMM_DIR/$(tr / _ <<<"$name")-$run
-	local pv= touch= reset= first= serial= ar_all= resets_ready= guest_resets= reset_at=
+	local pv= touch= reset= first= zap= zaps= serial= ar_all= resets_ready= guest_resets= reset_at=
 	case "-$variants-" in *-pv-*) pv=1 ;; esac
 	case "-$variants-" in *-touch-*) touch=1 ;; esac
 	case "-$variants-" in *-reset-*) reset=1 ;; esac
 	case "-$variants-" in *-first-*) first=1 ;; esac
+	case "-$variants-" in *-zap-*) zap=1 ;; esac
 	size=${size^^}
 	local image=$MFR_ROOT/build/vmm/image-$guest mem hp_kb npages target_min=0
 	local free0 free1 hc0 hc1 total0 total1 dmesg0 sock target pfn flags lost_kb
@@ -431,6 +437,7 @@ scenario() {
 		check "$name: the host's MCE poller ran memory-failure on pfn $pfn (HWPoison)" \
 			wait_until 60 hwpoisoned "$pfn"
 	fi
+	[ -z "$zap" ] || zap_storm_start "$d"
 	# The checker ends two passes after its first machine check or
 	# signal, or VMM_WAIT seconds after it was ready without one.
 	# A guest that cannot recover may take the same machine check over
@@ -439,6 +446,11 @@ scenario() {
 		! kill -0 $qemu_pid 2>/dev/null ||
 		[ \$(grep -c '^CPU Reset' '$d/qemu-reset.log') -gt $resets_ready ] ||
 		[ \$(grep -ac '^\[.*Machine Check Exception' '$d/serial') -ge 20 ]"
+	if [ -n "$zap" ]; then
+		zaps=$(zap_storm_stop "$d")
+		check "$name: zap: KVM dropped the guest's stage-2 mappings over and over ($zaps times)" \
+			test "${zaps:-0}" -ge 10
+	fi
 	say "host kernel: $(dmesg | tail -n +$((dmesg0 + 1)) | grep -m1 'Memory failure' | sed 's/^\[[^]]*\] //')"
 	say "QEMU: $(grep -m1 'Guest MCE' "$d/qemu.out")"
 	say "guest kernel: $(grep -am1 'Memory failure' "$d/serial" | sed 's/^MEMCHECK kmsg //; s/^\[[^]]*\] //')"
@@ -552,6 +564,7 @@ scenario() {
 		printf ' reset=%s guest_resets=%s%s' "$reset_result" "$guest_resets" \
 			"${reset_at:+ guest_reset_rip=$reset_at guest_text=0x$(sed -n 's/^MEMCHECK kernel \([0-9a-f]*\) T _text.*/\1/p' "$serial" | head -n1)}"
 		printf ' spte_after=%s spte_poisoned=%s spte_off=%s' "${spte##*,}" "${spte%%,*}" "$spte_bad"
+		[ -z "$zap" ] || printf ' zaps=%s' "${zaps:-0}"
 		[ -z "$touch" ] || printf ' touched=%s touch_tries=%s touch_mces=%s touch_kinds=%s qemu_ar_exact=%s qemu_ar_touch=%s stage2_before=%s stage2_after=%s spte_over=%s' \
 			"${touched:-none}" "$TOUCH_TRIES" "$(mce_lines "$serial" after | grep -c "addr=$target ")" \
 			"$(mce_lines "$serial" after | kinds | tr ' ' _)" "$ar_exact" "$ar_touch" "${s2_before// /,}" "${s2_after// /,}" "$spte"
@@ -655,6 +668,29 @@ for line in open(sys.argv[4]):
     bad += delta.setdefault(gfn // hp, pfn - gfn) != pfn - gfn
 print(bad)
 PY
+}
+
+# zap_storm_start DIR / zap_storm_stop DIR: toggle kvm.nx_huge_pages
+# between force and off every 100 ms; each change makes KVM drop every
+# stage-2 mapping of every guest (kvm_mmu_zap_all_fast()).  Stop prints
+# how many changes were made, and leaves the parameter off as it was.
+zap_param=/sys/module/kvm/parameters/nx_huge_pages
+zap_storm_start() {
+	rm -f "$1/zap-stop" "$1/zaps"
+	(
+		n=0 v=force
+		until [ -e "$1/zap-stop" ]; do
+			echo "$v" >"$zap_param" && n=$((n + 1))
+			v=$([ "$v" = force ] && echo off || echo force)
+			sleep 0.1
+		done
+		echo off >"$zap_param"
+		echo "$n" >"$1/zaps"
+	) &
+}
+zap_storm_stop() {
+	touch "$1/zap-stop"
+	wait_until 30 test -s "$1/zaps" && cat "$1/zaps"
 }
 
 # flight_start / flight_stop DIR RESETS: KVM's exits, stage-2 faults and
