@@ -24,10 +24,10 @@
 #                          (1g reset): the error in its first GiB, which
 #                          also holds SeaBIOS's RAM copy, reported only;
 #                          zap: from the error to the checker's end KVM
-#                          drops every stage-2 mapping of the guest each
-#                          100 ms (kvm.nx_huge_pages toggled), which its
+#                          drops every stage-2 mapping of the guest over
+#                          and over (kvm.nx_huge_pages toggled), which its
 #                          vCPUs fault back: the refault that follows the
-#                          error, hundreds of times a run (an instrument)
+#                          error, some forty times a run (an instrument)
 #                  GUEST   d12 (Debian 12, 6.1) or d13 (Debian 13, 6.12;
 #                          default $VMM_GUEST, else d13)
 #                  QEMU    10 or 7.2 (default $VMM_QEMU, else 10)
@@ -671,20 +671,22 @@ PY
 }
 
 # zap_storm_start DIR / zap_storm_stop DIR: toggle kvm.nx_huge_pages
-# between force and off every 100 ms; each change makes KVM drop every
-# stage-2 mapping of every guest (kvm_mmu_zap_all_fast()).  Stop prints
-# how many changes were made, and leaves the parameter off as it was.
+# between force and off, 100 ms apart (a change takes over a second under
+# TCG); each change makes KVM drop every stage-2 mapping of every guest
+# (kvm_mmu_zap_all_fast()).  Stop prints how many changes were made, and
+# puts the parameter back as it was (Y or N, which it takes back too).
 zap_param=/sys/module/kvm/parameters/nx_huge_pages
 zap_storm_start() {
 	rm -f "$1/zap-stop" "$1/zaps"
 	(
-		n=0 v=force
+		n=0 v=force was
+		was=$(cat "$zap_param")
 		until [ -e "$1/zap-stop" ]; do
 			echo "$v" >"$zap_param" && n=$((n + 1))
 			v=$([ "$v" = force ] && echo off || echo force)
 			sleep 0.1
 		done
-		echo off >"$zap_param"
+		echo "$was" >"$zap_param"
 		echo "$n" >"$1/zaps"
 	) &
 }
