@@ -679,8 +679,7 @@ zap_param=/sys/module/kvm/parameters/nx_huge_pages
 zap_storm_start() {
 	rm -f "$1/zap-stop" "$1/zaps"
 	(
-		n=0 v=force was
-		was=$(cat "$zap_param")
+		n=0 v=force was=$(cat "$zap_param")
 		until [ -e "$1/zap-stop" ]; do
 			echo "$v" >"$zap_param" && n=$((n + 1))
 			v=$([ "$v" = force ] && echo off || echo force)
