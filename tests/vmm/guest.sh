@@ -23,11 +23,16 @@
 #                          the error in the guest's second GiB); first
 #                          (1g reset): the error in its first GiB, which
 #                          also holds SeaBIOS's RAM copy, reported only;
-#                          zap: from the error to the checker's end KVM
-#                          drops every stage-2 mapping of the guest over
-#                          and over (kvm.nx_huge_pages toggled), which its
-#                          vCPUs fault back: the refault that follows the
-#                          error, some forty times a run (an instrument)
+#                          zap, unmap, sync: instruments, not fleet
+#                          cases; from the error to the checker's end,
+#                          every 100 ms (storm_start): zap: KVM drops
+#                          every stage-2 mapping of the guest (new roots),
+#                          which its vCPUs fault back; unmap: an MMU-
+#                          notifier invalidation of QEMU's whole address
+#                          space, which KVM meets by zapping the guest's
+#                          stage-2 leaves in place, as at the error; sync:
+#                          QEMU reads the vCPU's state from KVM and writes
+#                          it back, as when it injects the error
 #                  GUEST   d12 (Debian 12, 6.1) or d13 (Debian 13, 6.12;
 #                          default $VMM_GUEST, else d13)
 #                  QEMU    10 or 7.2 (default $VMM_QEMU, else 10)
@@ -317,13 +322,20 @@ scenario() {
 	*) variants=${err}${variants:+-$variants} err=cpfn ;;	# keep-2m-pv
 	esac
 	local name="$optin-$size-$err${variants:+-$variants}/$guest/$qemu"
+	local v
+	for v in ${variants//-/ }; do
+		case $v in
+		pv | touch | reset | first | zap | unmap | sync) ;;
+		*) fail "$name: no variant \"$v\" (pv, touch, reset, first, zap, unmap, sync)"; return ;;
+		esac
+	done
 	local d=$VMM_DIR/$(tr / _ <<<"$name")-$run
-	local pv= touch= reset= first= zap= zaps= serial= ar_all= resets_ready= guest_resets= reset_at=
+	local pv= touch= reset= first= storm= storms= serial= ar_all= resets_ready= guest_resets= reset_at=
 	case "-$variants-" in *-pv-*) pv=1 ;; esac
 	case "-$variants-" in *-touch-*) touch=1 ;; esac
 	case "-$variants-" in *-reset-*) reset=1 ;; esac
 	case "-$variants-" in *-first-*) first=1 ;; esac
-	case "-$variants-" in *-zap-*) zap=1 ;; esac
+	case "-$variants-" in *-zap-*) storm=zap ;; *-unmap-*) storm=unmap ;; *-sync-*) storm=sync ;; esac
 	size=${size^^}
 	local image=$MFR_ROOT/build/vmm/image-$guest mem hp_kb npages target_min=0
 	local free0 free1 hc0 hc1 total0 total1 dmesg0 sock target pfn flags lost_kb
@@ -437,7 +449,7 @@ scenario() {
 		check "$name: the host's MCE poller ran memory-failure on pfn $pfn (HWPoison)" \
 			wait_until 60 hwpoisoned "$pfn"
 	fi
-	[ -z "$zap" ] || zap_storm_start "$d"
+	[ -z "$storm" ] || storm_start "$storm" "$d" "$qemu_pid" "$sock"
 	# The checker ends two passes after its first machine check or
 	# signal, or VMM_WAIT seconds after it was ready without one.
 	# A guest that cannot recover may take the same machine check over
@@ -446,10 +458,10 @@ scenario() {
 		! kill -0 $qemu_pid 2>/dev/null ||
 		[ \$(grep -c '^CPU Reset' '$d/qemu-reset.log') -gt $resets_ready ] ||
 		[ \$(grep -ac '^\[.*Machine Check Exception' '$d/serial') -ge 20 ]"
-	if [ -n "$zap" ]; then
-		zaps=$(zap_storm_stop "$d")
-		check "$name: zap: KVM dropped the guest's stage-2 mappings over and over ($zaps times)" \
-			test "${zaps:-0}" -ge 10
+	if [ -n "$storm" ]; then
+		storms=$(storm_stop "$d")
+		check "$name: $storm: $(storm_what "$storm") over and over (${storms:-0} times)" \
+			test "${storms:-0}" -ge 10
 	fi
 	say "host kernel: $(dmesg | tail -n +$((dmesg0 + 1)) | grep -m1 'Memory failure' | sed 's/^\[[^]]*\] //')"
 	say "QEMU: $(grep -m1 'Guest MCE' "$d/qemu.out")"
@@ -564,7 +576,7 @@ scenario() {
 		printf ' reset=%s guest_resets=%s%s' "$reset_result" "$guest_resets" \
 			"${reset_at:+ guest_reset_rip=$reset_at guest_text=0x$(sed -n 's/^MEMCHECK kernel \([0-9a-f]*\) T _text.*/\1/p' "$serial" | head -n1)}"
 		printf ' spte_after=%s spte_poisoned=%s spte_off=%s' "${spte##*,}" "${spte%%,*}" "$spte_bad"
-		[ -z "$zap" ] || printf ' zaps=%s' "${zaps:-0}"
+		[ -z "$storm" ] || printf ' %ss=%s' "$storm" "${storms:-0}"
 		[ -z "$touch" ] || printf ' touched=%s touch_tries=%s touch_mces=%s touch_kinds=%s qemu_ar_exact=%s qemu_ar_touch=%s stage2_before=%s stage2_after=%s spte_over=%s' \
 			"${touched:-none}" "$TOUCH_TRIES" "$(mce_lines "$serial" after | grep -c "addr=$target ")" \
 			"$(mce_lines "$serial" after | kinds | tr ' ' _)" "$ar_exact" "$ar_touch" "${s2_before// /,}" "${s2_after// /,}" "$spte"
@@ -670,28 +682,73 @@ print(bad)
 PY
 }
 
-# zap_storm_start DIR / zap_storm_stop DIR: toggle kvm.nx_huge_pages
-# between force and off, 100 ms apart (a change takes over a second under
-# TCG); each change makes KVM drop every stage-2 mapping of every guest
-# (kvm_mmu_zap_all_fast()).  Stop prints how many changes were made, and
-# puts the parameter back as it was (Y or N, which it takes back too).
+# storm_start KIND DIR QEMU_PID SOCK / storm_stop DIR: an instrument,
+# every 100 ms until stopped (a step takes up to a second under TCG):
+#   zap    kvm.nx_huge_pages between force and off: KVM drops every
+#          stage-2 mapping of every guest (kvm_mmu_zap_all_fast(), new
+#          roots); put back as it was (Y or N, which it takes back too)
+#   unmap  4 into QEMU's /proc/PID/clear_refs: an MMU-notifier
+#          invalidation of its whole address space (the test kernel has no
+#          soft-dirty, so it does nothing else), which KVM meets by zapping
+#          the guest's stage-2 leaves in place, as the kept page's does;
+#          counted where KVM saw it (kvm:kvm_unmap_hva_range over 0-max)
+#   sync   HMP "info registers": QEMU reads the vCPU's state from KVM and
+#          writes it all back before its next KVM_RUN, as it does when it
+#          injects an error (kvm_mce_inject(): cpu_synchronize_state())
+# storm_stop prints how many were done.
 zap_param=/sys/module/kvm/parameters/nx_huge_pages
-zap_storm_start() {
-	rm -f "$1/zap-stop" "$1/zaps"
-	(
-		n=0 v=force was=$(cat "$zap_param")
-		until [ -e "$1/zap-stop" ]; do
-			echo "$v" >"$zap_param" && n=$((n + 1))
-			v=$([ "$v" = force ] && echo off || echo force)
-			sleep 0.1
-		done
-		echo "$was" >"$zap_param"
-		echo "$n" >"$1/zaps"
-	) &
+unmap_trace=/sys/kernel/tracing/instances/mfr-vmm-unmap
+storm_start() {
+	local kind=$1 dir=$2 pid=$3 sock=$4
+	rm -f "$dir/storm-stop" "$dir/storms"
+	case $kind in
+	zap)
+		(
+			n=0 v=force was=$(cat "$zap_param")
+			until [ -e "$dir/storm-stop" ]; do
+				echo "$v" >"$zap_param" && n=$((n + 1))
+				v=$([ "$v" = force ] && echo off || echo force)
+				sleep 0.1
+			done
+			echo "$was" >"$zap_param"
+			echo "$n" >"$dir/storms"
+		) &
+		;;
+	unmap)
+		rmdir "$unmap_trace" 2>/dev/null || true
+		mkdir -p "$unmap_trace" &&
+			echo 1 >"$unmap_trace/events/kvm/kvm_unmap_hva_range/enable" &&
+			echo 1 >"$unmap_trace/tracing_on"
+		(
+			until [ -e "$dir/storm-stop" ]; do
+				echo 4 >"/proc/$pid/clear_refs" || break
+				sleep 0.1
+			done
+			echo 0 >"$unmap_trace/tracing_on"
+			grep -cE 'unmap range: (0x)?0+ -- (0x)?f{16}$' "$unmap_trace/trace" >"$dir/storms"
+			rmdir "$unmap_trace" 2>/dev/null || true
+		) &
+		;;
+	sync)
+		(
+			"$PYTHON" "$hmp" "$sock" "info registers" --every 0.1 \
+				--until "$dir/storm-stop" --expect RIP= >"$dir/storms.new"
+			mv "$dir/storms.new" "$dir/storms"
+		) &
+		;;
+	esac
 }
-zap_storm_stop() {
-	touch "$1/zap-stop"
-	wait_until 30 test -s "$1/zaps" && cat "$1/zaps"
+storm_stop() {
+	touch "$1/storm-stop"
+	wait_until 60 test -s "$1/storms" && cat "$1/storms"
+}
+# storm_what KIND: what the check says each step did.
+storm_what() {
+	case $1 in
+	zap) echo "KVM dropped the guest's stage-2 mappings" ;;
+	unmap) echo "KVM zapped the guest's stage-2 leaves in place for an invalidation of QEMU's whole address space" ;;
+	sync) echo "QEMU read the vCPU's state from KVM and wrote it back" ;;
+	esac
 }
 
 # flight_start / flight_stop DIR RESETS: KVM's exits, stage-2 faults and
