@@ -25,7 +25,7 @@
 #                          also holds SeaBIOS's RAM copy, reported only;
 #                          zap, unmap, sync: instruments, not fleet
 #                          cases; from the error to the checker's end,
-#                          every 100 ms (storm_start): zap: KVM drops
+#                          every 100 ms (instrument_start): zap: KVM drops
 #                          every stage-2 mapping of the guest (new roots),
 #                          which its vCPUs fault back; unmap: an MMU-
 #                          notifier invalidation of QEMU's whole address
@@ -330,12 +330,12 @@ scenario() {
 		esac
 	done
 	local d=$VMM_DIR/$(tr / _ <<<"$name")-$run
-	local pv= touch= reset= first= storm= storms= serial= ar_all= resets_ready= guest_resets= reset_at=
+	local pv= touch= reset= first= instr= instr_n= serial= ar_all= resets_ready= guest_resets= reset_at=
 	case "-$variants-" in *-pv-*) pv=1 ;; esac
 	case "-$variants-" in *-touch-*) touch=1 ;; esac
 	case "-$variants-" in *-reset-*) reset=1 ;; esac
 	case "-$variants-" in *-first-*) first=1 ;; esac
-	case "-$variants-" in *-zap-*) storm=zap ;; *-unmap-*) storm=unmap ;; *-sync-*) storm=sync ;; esac
+	case "-$variants-" in *-zap-*) instr=zap ;; *-unmap-*) instr=unmap ;; *-sync-*) instr=sync ;; esac
 	size=${size^^}
 	local image=$MFR_ROOT/build/vmm/image-$guest mem hp_kb npages target_min=0
 	local free0 free1 hc0 hc1 total0 total1 dmesg0 sock target pfn flags lost_kb
@@ -449,7 +449,7 @@ scenario() {
 		check "$name: the host's MCE poller ran memory-failure on pfn $pfn (HWPoison)" \
 			wait_until 60 hwpoisoned "$pfn"
 	fi
-	[ -z "$storm" ] || storm_start "$storm" "$d" "$qemu_pid" "$sock"
+	[ -z "$instr" ] || instrument_start "$instr" "$d" "$qemu_pid" "$sock"
 	# The checker ends two passes after its first machine check or
 	# signal, or VMM_WAIT seconds after it was ready without one.
 	# A guest that cannot recover may take the same machine check over
@@ -458,10 +458,10 @@ scenario() {
 		! kill -0 $qemu_pid 2>/dev/null ||
 		[ \$(grep -c '^CPU Reset' '$d/qemu-reset.log') -gt $resets_ready ] ||
 		[ \$(grep -ac '^\[.*Machine Check Exception' '$d/serial') -ge 20 ]"
-	if [ -n "$storm" ]; then
-		storms=$(storm_stop "$d")
-		check "$name: $storm: $(storm_what "$storm") over and over (${storms:-0} times)" \
-			test "${storms:-0}" -ge 10
+	if [ -n "$instr" ]; then
+		instr_n=$(instrument_stop "$d")
+		check "$name: $instr: $(instrument_what "$instr") over and over (${instr_n:-0} times)" \
+			test "${instr_n:-0}" -ge 10
 	fi
 	say "host kernel: $(dmesg | tail -n +$((dmesg0 + 1)) | grep -m1 'Memory failure' | sed 's/^\[[^]]*\] //')"
 	say "QEMU: $(grep -m1 'Guest MCE' "$d/qemu.out")"
@@ -576,7 +576,7 @@ scenario() {
 		printf ' reset=%s guest_resets=%s%s' "$reset_result" "$guest_resets" \
 			"${reset_at:+ guest_reset_rip=$reset_at guest_text=0x$(sed -n 's/^MEMCHECK kernel \([0-9a-f]*\) T _text.*/\1/p' "$serial" | head -n1)}"
 		printf ' spte_after=%s spte_poisoned=%s spte_off=%s' "${spte##*,}" "${spte%%,*}" "$spte_bad"
-		[ -z "$storm" ] || printf ' %ss=%s' "$storm" "${storms:-0}"
+		[ -z "$instr" ] || printf ' %ss=%s' "$instr" "${instr_n:-0}"
 		[ -z "$touch" ] || printf ' touched=%s touch_tries=%s touch_mces=%s touch_kinds=%s qemu_ar_exact=%s qemu_ar_touch=%s stage2_before=%s stage2_after=%s spte_over=%s' \
 			"${touched:-none}" "$TOUCH_TRIES" "$(mce_lines "$serial" after | grep -c "addr=$target ")" \
 			"$(mce_lines "$serial" after | kinds | tr ' ' _)" "$ar_exact" "$ar_touch" "${s2_before// /,}" "${s2_after// /,}" "$spte"
@@ -682,8 +682,9 @@ print(bad)
 PY
 }
 
-# storm_start KIND DIR QEMU_PID SOCK / storm_stop DIR: an instrument,
-# every 100 ms until stopped (a step takes up to a second under TCG):
+# instrument_start KIND DIR QEMU_PID SOCK / instrument_stop DIR: an
+# instrument, every 100 ms until stopped (a step takes up to a second
+# under TCG):
 #   zap    kvm.nx_huge_pages between force and off: KVM drops every
 #          stage-2 mapping of every guest (kvm_mmu_zap_all_fast(), new
 #          roots); put back as it was (Y or N, which it takes back too)
@@ -695,23 +696,23 @@ PY
 #   sync   HMP "info registers": QEMU reads the vCPU's state from KVM and
 #          writes it all back before its next KVM_RUN, as it does when it
 #          injects an error (kvm_mce_inject(): cpu_synchronize_state())
-# storm_stop prints how many were done.
+# instrument_stop prints how many were done.
 zap_param=/sys/module/kvm/parameters/nx_huge_pages
 unmap_trace=/sys/kernel/tracing/instances/mfr-vmm-unmap
-storm_start() {
+instrument_start() {
 	local kind=$1 dir=$2 pid=$3 sock=$4
-	rm -f "$dir/storm-stop" "$dir/storms"
+	rm -f "$dir/instrument-stop" "$dir/instrument-n"
 	case $kind in
 	zap)
 		(
 			n=0 v=force was=$(cat "$zap_param")
-			until [ -e "$dir/storm-stop" ]; do
+			until [ -e "$dir/instrument-stop" ]; do
 				echo "$v" >"$zap_param" && n=$((n + 1))
 				v=$([ "$v" = force ] && echo off || echo force)
 				sleep 0.1
 			done
 			echo "$was" >"$zap_param"
-			echo "$n" >"$dir/storms"
+			echo "$n" >"$dir/instrument-n"
 		) &
 		;;
 	unmap)
@@ -720,30 +721,30 @@ storm_start() {
 			echo 1 >"$unmap_trace/events/kvm/kvm_unmap_hva_range/enable" &&
 			echo 1 >"$unmap_trace/tracing_on"
 		(
-			until [ -e "$dir/storm-stop" ]; do
+			until [ -e "$dir/instrument-stop" ]; do
 				echo 4 >"/proc/$pid/clear_refs" || break
 				sleep 0.1
 			done
 			echo 0 >"$unmap_trace/tracing_on"
-			grep -cE 'unmap range: (0x)?0+ -- (0x)?f{16}$' "$unmap_trace/trace" >"$dir/storms"
+			grep -cE 'unmap range: (0x)?0+ -- (0x)?f{16}$' "$unmap_trace/trace" >"$dir/instrument-n"
 			rmdir "$unmap_trace" 2>/dev/null || true
 		) &
 		;;
 	sync)
 		(
 			"$PYTHON" "$hmp" "$sock" "info registers" --every 0.1 \
-				--until "$dir/storm-stop" --expect RIP= >"$dir/storms.new"
-			mv "$dir/storms.new" "$dir/storms"
+				--until "$dir/instrument-stop" --expect RIP= >"$dir/instrument-n.new"
+			mv "$dir/instrument-n.new" "$dir/instrument-n"
 		) &
 		;;
 	esac
 }
-storm_stop() {
-	touch "$1/storm-stop"
-	wait_until 60 test -s "$1/storms" && cat "$1/storms"
+instrument_stop() {
+	touch "$1/instrument-stop"
+	wait_until 60 test -s "$1/instrument-n" && cat "$1/instrument-n"
 }
-# storm_what KIND: what the check says each step did.
-storm_what() {
+# instrument_what KIND: what the check says each step did.
+instrument_what() {
 	case $1 in
 	zap) echo "KVM dropped the guest's stage-2 mappings" ;;
 	unmap) echo "KVM zapped the guest's stage-2 leaves in place for an invalidation of QEMU's whole address space" ;;
