@@ -44,6 +44,8 @@
 #   VMM_DEMO=1     progress lines "[demo-vm] ..." for make demo-vm
 #   VMM_PROBE_CPUS "CPU[/QEMU];...": what the guest sees with each -cpu
 #   VMM_WAIT       seconds the checker waits for its machine check (120)
+#   VMM_PASSES     passes the checker makes after it (2; more soak the
+#                  guest in the state the error left, ~5 s a pass at 1 GiB)
 #   VMM_TOUCH_TRIES reads of the poisoned page per mode, touch variant (3)
 #   VMM_BOOT_TIMEOUT seconds a guest may take to boot, or to boot again
 #                  after system_reset (900)
@@ -377,7 +379,7 @@ scenario() {
 		-object "memory-backend-memfd,id=hm,size=$mem,hugetlb=on,hugetlbsize=${size},share=on,prealloc=on" \
 		-machine q35,memory-backend=hm -nodefaults -display none \
 		-kernel "$image/vmlinuz" -initrd "$image/initramfs.cpio.gz" \
-		-append "console=ttyS0 quiet panic=0 memcheck.wait=${VMM_WAIT:-120}${pv:+ memcheck.pv=1}${touch:+ memcheck.touch=$TOUCH_TRIES} memcheck.target_min=$target_min" \
+		-append "console=ttyS0 quiet panic=0 memcheck.wait=${VMM_WAIT:-120} memcheck.passes=${VMM_PASSES:-2}${pv:+ memcheck.pv=1}${touch:+ memcheck.touch=$TOUCH_TRIES} memcheck.target_min=$target_min" \
 		-serial "file:$d/serial" -monitor "unix:$sock,server=on,wait=off" \
 		-d cpu_reset -D "$d/qemu-reset.log" \
 		>"$d/qemu.out" 2>&1 &
@@ -454,7 +456,7 @@ scenario() {
 	# signal, or VMM_WAIT seconds after it was ready without one.
 	# A guest that cannot recover may take the same machine check over
 	# and over: 20 of them end the wait (a storm).
-	wait_until $((${VMM_WAIT:-120} + 120)) bash -c "grep -qE '^MEMCHECK done|Kernel panic' '$d/serial' ||
+	wait_until $((${VMM_WAIT:-120} + 120 + 30 * ${VMM_PASSES:-2})) bash -c "grep -qE '^MEMCHECK done|Kernel panic' '$d/serial' ||
 		! kill -0 $qemu_pid 2>/dev/null ||
 		[ \$(grep -c '^CPU Reset' '$d/qemu-reset.log') -gt $resets_ready ] ||
 		[ \$(grep -ac '^\[.*Machine Check Exception' '$d/serial') -ge 20 ]"
@@ -577,6 +579,7 @@ scenario() {
 			"${reset_at:+ guest_reset_rip=$reset_at guest_text=0x$(sed -n 's/^MEMCHECK kernel \([0-9a-f]*\) T _text.*/\1/p' "$serial" | head -n1)}"
 		printf ' spte_after=%s spte_poisoned=%s spte_off=%s' "${spte##*,}" "${spte%%,*}" "$spte_bad"
 		[ -z "$instr" ] || printf ' %ss=%s' "$instr" "${instr_n:-0}"
+		[ "${VMM_PASSES:-2}" = 2 ] || printf ' passes_after=%s' "$VMM_PASSES"
 		[ -z "$touch" ] || printf ' touched=%s touch_tries=%s touch_mces=%s touch_kinds=%s qemu_ar_exact=%s qemu_ar_touch=%s stage2_before=%s stage2_after=%s spte_over=%s' \
 			"${touched:-none}" "$TOUCH_TRIES" "$(mce_lines "$serial" after | grep -c "addr=$target ")" \
 			"$(mce_lines "$serial" after | kinds | tr ' ' _)" "$ar_exact" "$ar_touch" "${s2_before// /,}" "${s2_after// /,}" "$spte"

@@ -18,7 +18,8 @@
  *             lost and left out of later passes;
  *   wrong     every word read back different from what was written;
  *   done      the totals, after PASSES_AFTER passes following the first
- *             machine check or signal, or after WAIT seconds without one;
+ *             machine check or signal (memcheck.passes=N on the kernel
+ *             command line: N), or after WAIT seconds without one;
  *   touch     with memcheck.touch=N on the kernel command line, after
  *             done: N reads of the first target page from user mode and N
  *             from the guest kernel (through /dev/gpa_touch), each with
@@ -440,6 +441,7 @@ int main(int argc, char **argv)
 	size_t reserve_mb, i, j, bytes, targets = 0;
 	unsigned long passes = 0, passes_after = 0;
 	uint64_t target_min = cmdline_value("memcheck.target_min", 0), first_target = 0;
+	unsigned long long passes_wanted = cmdline_value("memcheck.passes", PASSES_AFTER);
 
 	if (argc < 2 || argc > 3) {
 		fprintf(stderr, "usage: memcheck WAIT_SECONDS [RESERVE_MB]\n");
@@ -520,7 +522,7 @@ int main(int argc, char **argv)
 			first_event = now();
 			printf("MEMCHECK first event after pass %lu\n", passes);
 		}
-		if (first_event && ++passes_after > PASSES_AFTER)
+		if (first_event && ++passes_after > passes_wanted)
 			break;
 		if (!first_event && now() - start > wait) {
 			printf("MEMCHECK no machine check within %.0fs\n", wait);

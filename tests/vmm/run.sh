@@ -72,10 +72,10 @@ trap 'kill "$server" 2>/dev/null' EXIT
 start=$SECONDS
 KDIR=$KDIR VM_MEM=${mem}G VM_CPUS=${VM_CPUS:-2} VM_APPEND="$append" \
 	VM_QEMU_OPTS="-cpu max -monitor unix:$mon,server=on,wait=off" \
-	VM_TIMEOUT=${VM_TIMEOUT:-$((3600 + 600 * total))} scripts/vm-run.sh \
+	VM_TIMEOUT=${VM_TIMEOUT:-$((3600 + (600 + 30 * ${VMM_PASSES:-2}) * total))} scripts/vm-run.sh \
 	"VMM_DIR=$dir VMM_SCENARIOS='$scenarios' VMM_RUNS=$runs VMM_CPU='${VMM_CPU:-}' \
 	VMM_GUEST='${VMM_GUEST:-}' VMM_QEMU='${VMM_QEMU:-}' VMM_PROBE_CPUS='${VMM_PROBE_CPUS:-}' \
-	VMM_WAIT='${VMM_WAIT:-}' VMM_TOUCH_TRIES='${VMM_TOUCH_TRIES:-}' \
+	VMM_WAIT='${VMM_WAIT:-}' VMM_PASSES='${VMM_PASSES:-}' VMM_TOUCH_TRIES='${VMM_TOUCH_TRIES:-}' \
 	VMM_BOOT_TIMEOUT='${VMM_BOOT_TIMEOUT:-}' $MFR_ROOT/tests/vmm/guest.sh" 2>&1 |
 	tee "$dir/log"
 rc=${PIPESTATUS[0]}
