@@ -23,6 +23,10 @@
 #                          the error in the guest's second GiB); first
 #                          (1g reset): the error in its first GiB, which
 #                          also holds SeaBIOS's RAM copy, reported only;
+#                          multi (keep): an error in every page the
+#                          checker names as a target (4, in one 1 GiB
+#                          page or four 2 MiB ones), each once the guest
+#                          has taken the one before;
 #                          zap, unmap, sync: instruments, not fleet
 #                          cases; from the error to the checker's end,
 #                          every 100 ms (instrument_start): zap: KVM drops
@@ -194,6 +198,38 @@ pv_areas() {
 	outer "xp /12gx $(($1 * 4096))" | awk '{ $1 = ""; printf "%s", $0 }'
 }
 
+# hugepages_lost_kb SIZE PFN...: hugepage_lost_kb over the hugepages of
+# the PFNs, each hugepage once.
+hugepages_lost_kb() {
+	local size=$1 per p kb=0 seen=
+	per=$([ "$size" = 1G ] && echo 262144 || echo 512)
+	shift
+	for p in "$@"; do
+		case " $seen " in *" $((p & ~(per - 1))) "*) continue ;; esac
+		seen+=" $((p & ~(per - 1)))"
+		kb=$((kb + $(hugepage_lost_kb "$p" "$size")))
+	done
+	echo "$kb"
+}
+
+# inject_error NAME ERR PFN GPA: an uncorrected error in host page PFN,
+# under guest physical GPA: hwpoison-inject's corrupt-pfn (cpfn) or the
+# outer emulator's deferred error, which the host's MCE poller finds (mce).
+inject_error() {
+	local name=$1 err=$2 pfn=$3 gpa=$4 said
+	if [ "$err" = cpfn ]; then
+		echo "# inject: corrupt-pfn $pfn (guest physical $gpa) (t=${SECONDS}s)"
+		echo "$pfn" >/sys/kernel/debug/hwpoison/corrupt-pfn
+		return
+	fi
+	echo "# inject: the outer emulator's deferred error at host physical $(printf 0x%x $((pfn * 4096))) (guest physical $gpa) (t=${SECONDS}s)"
+	say "an uncorrected memory error in host page $pfn under the guest (guest physical $gpa): the emulator's deferred error, found by the host kernel's MCE poller"
+	said=$(outer "$OUTER_MCE $((pfn * 4096)) 0x8c")
+	check "$name: the outer monitor took the deferred error${said:+ ($said)}" test -z "$said"
+	check "$name: the host's MCE poller ran memory-failure on pfn $pfn (HWPoison)" \
+		wait_until 60 hwpoisoned "$pfn"
+}
+
 # The checker is ready, or QEMU is gone (then check says why).
 guest_ready() {
 	grep -qs '^MEMCHECK \(target\|no target\)' "$1" && return 0
@@ -327,20 +363,30 @@ scenario() {
 	local v
 	for v in ${variants//-/ }; do
 		case $v in
-		pv | touch | reset | first | zap | unmap | sync) ;;
-		*) fail "$name: no variant \"$v\" (pv, touch, reset, first, zap, unmap, sync)"; return ;;
+		pv | touch | reset | first | multi | zap | unmap | sync) ;;
+		*) fail "$name: no variant \"$v\" (pv, touch, reset, first, multi, zap, unmap, sync)"; return ;;
 		esac
 	done
 	local d=$VMM_DIR/$(tr / _ <<<"$name")-$run
-	local pv= touch= reset= first= instr= instr_n= serial= ar_all= resets_ready= guest_resets= reset_at=
+	local pv= touch= reset= first= multi= instr= instr_n= serial= ar_all= resets_ready= guest_resets= reset_at=
 	case "-$variants-" in *-pv-*) pv=1 ;; esac
 	case "-$variants-" in *-touch-*) touch=1 ;; esac
 	case "-$variants-" in *-reset-*) reset=1 ;; esac
 	case "-$variants-" in *-first-*) first=1 ;; esac
+	case "-$variants-" in *-multi-*) multi=1 ;; esac
+	if [ -n "$multi" ] && { [ "$optin" != keep ] || [ -n "$touch$pv$reset" ]; }; then
+		fail "$name: multi goes with keep alone (no touch, pv or reset)"
+		return
+	fi
 	case "-$variants-" in *-zap-*) instr=zap ;; *-unmap-*) instr=unmap ;; *-sync-*) instr=sync ;; esac
 	size=${size^^}
 	local image=$MFR_ROOT/build/vmm/image-$guest mem hp_kb npages target_min=0
 	local free0 free1 hc0 hc1 total0 total1 dmesg0 sock target pfn flags lost_kb
+	# The errors' guest physical addresses and host pfns: the first
+	# (target, pfn) alone, or with multi every target the checker names.
+	local targets pfns nerr=1 passes=${VMM_PASSES:-2} t p
+	# The checker must still be reading when the last error comes.
+	[ -z "$multi" ] || passes=${VMM_PASSES:-8}
 	local survived finished wrong lost mces addrs exact storm k succor
 	local s2_before s2_after pv_b1 pv_b2 pv_a1 pv_a2 reset_result=no touched=
 	echo "# scenario $name, run $run: $optin, $size pages, guest $guest, QEMU $qemu (t=${SECONDS}s)"
@@ -379,7 +425,7 @@ scenario() {
 		-object "memory-backend-memfd,id=hm,size=$mem,hugetlb=on,hugetlbsize=${size},share=on,prealloc=on" \
 		-machine q35,memory-backend=hm -nodefaults -display none \
 		-kernel "$image/vmlinuz" -initrd "$image/initramfs.cpio.gz" \
-		-append "console=ttyS0 quiet panic=0 memcheck.wait=${VMM_WAIT:-120} memcheck.passes=${VMM_PASSES:-2}${pv:+ memcheck.pv=1}${touch:+ memcheck.touch=$TOUCH_TRIES} memcheck.target_min=$target_min" \
+		-append "console=ttyS0 quiet panic=0 memcheck.wait=${VMM_WAIT:-120} memcheck.passes=$passes${pv:+ memcheck.pv=1}${touch:+ memcheck.touch=$TOUCH_TRIES} memcheck.target_min=$target_min" \
 		-serial "file:$d/serial" -monitor "unix:$sock,server=on,wait=off" \
 		-d cpu_reset -D "$d/qemu-reset.log" \
 		>"$d/qemu.out" 2>&1 &
@@ -417,8 +463,20 @@ scenario() {
 		check "$name: the guest put its steal-time and kvmclock areas at $target" \
 			grep -q "^MEMCHECK pv .* at gpa=$target: set" "$d/serial"
 	fi
-	pfn=$(host_pfn "$qemu_pid" "$target")
-	if ! checked "$name: host pfn $pfn backs guest physical $target" test -n "$pfn"; then
+	targets=$target
+	[ -z "$multi" ] || targets=$(sed -n 's/^MEMCHECK target gpa=\(0x[0-9a-f]*\) .*/\1/p' "$d/serial" | tr '\n' ' ')
+	pfns=
+	for t in $targets; do
+		p=$(host_pfn "$qemu_pid" "$t")
+		if ! checked "$name: host pfn $p backs guest physical $t" test -n "$p"; then
+			kill -9 "$qemu_pid" 2>/dev/null; wait "$qemu_pid"; qemu_pid=
+			return
+		fi
+		pfns+="$p "
+	done
+	pfn=${pfns%% *}
+	nerr=$(wc -w <<<"$targets")
+	if [ -n "$multi" ] && ! checked "$name: multi: the checker names several pages ($nerr)" test "$nerr" -ge 2; then
 		kill -9 "$qemu_pid" 2>/dev/null; wait "$qemu_pid"; qemu_pid=
 		return
 	fi
@@ -439,24 +497,21 @@ scenario() {
 	echo 1 >/sys/kernel/tracing/events/kvmmmu/kvm_mmu_set_spte/enable
 	echo 1 >/sys/kernel/tracing/tracing_on
 	flight_start
-	if [ "$err" = cpfn ]; then
-		echo "# inject: corrupt-pfn $pfn (guest physical $target) (t=${SECONDS}s)"
-		echo "$pfn" >/sys/kernel/debug/hwpoison/corrupt-pfn
-	else
-		echo "# inject: the outer emulator's deferred error at host physical $(printf 0x%x $((pfn * 4096))) (guest physical $target) (t=${SECONDS}s)"
-		say "an uncorrected memory error in host page $pfn under the guest (guest physical $target): the emulator's deferred error, found by the host kernel's MCE poller"
-		local said
-		said=$(outer "$OUTER_MCE $((pfn * 4096)) 0x8c")
-		check "$name: the outer monitor took the deferred error${said:+ ($said)}" test -z "$said"
-		check "$name: the host's MCE poller ran memory-failure on pfn $pfn (HWPoison)" \
-			wait_until 60 hwpoisoned "$pfn"
-	fi
+	set -- $pfns
+	for t in $targets; do
+		inject_error "$name" "$err" "$1" "$t"
+		shift
+		# The next error once the guest has its record of this one.
+		[ $# = 0 ] ||
+			check "$name: multi: the guest took the error at $t before the next" \
+				wait_until 60 grep -q "^MEMCHECK mce n=[0-9]* kind=[a-z-]* addr=$t " "$d/serial"
+	done
 	[ -z "$instr" ] || instrument_start "$instr" "$d" "$qemu_pid" "$sock"
 	# The checker ends two passes after its first machine check or
 	# signal, or VMM_WAIT seconds after it was ready without one.
 	# A guest that cannot recover may take the same machine check over
 	# and over: 20 of them end the wait (a storm).
-	wait_until $((${VMM_WAIT:-120} + 120 + 30 * ${VMM_PASSES:-2})) bash -c "grep -qE '^MEMCHECK done|Kernel panic' '$d/serial' ||
+	wait_until $((${VMM_WAIT:-120} + 120 + 30 * passes)) bash -c "grep -qE '^MEMCHECK done|Kernel panic' '$d/serial' ||
 		! kill -0 $qemu_pid 2>/dev/null ||
 		[ \$(grep -c '^CPU Reset' '$d/qemu-reset.log') -gt $resets_ready ] ||
 		[ \$(grep -ac '^\[.*Machine Check Exception' '$d/serial') -ge 20 ]"
@@ -532,12 +587,20 @@ scenario() {
 	# Each address given: the poisoned 4 KiB page, or its hugepage's start.
 	exact=
 	for a in $addrs; do
-		if [ $((a)) = $((target)) ]; then k=exact-4k
-		elif [ $((a)) = $((target & ~(hp_kb * 1024 - 1))) ]; then k=${size,,}-start
-		else k=other; fi
+		k=other
+		for t in $targets; do
+			if [ $((a)) = $((t)) ]; then k=exact-4k
+			elif [ $((a)) = $((t & ~(hp_kb * 1024 - 1))) ] && [ $k = other ]; then k=${size,,}-start
+			fi
+		done
 		case "+$exact+" in *"+$k+"*) ;; *) exact=${exact:+$exact+}$k ;; esac
 	done
 	exact=${exact:-none}
+	# multi: the targets the guest has no record of.
+	local unreported=
+	for t in $targets; do
+		case " $addrs " in *" $t "*) ;; *) unreported+="$t " ;; esac
+	done
 	"$PYTHON" "$hmp" "$sock" quit >/dev/null 2>&1
 	wait "$qemu_pid"
 	qemu_pid=
@@ -545,11 +608,24 @@ scenario() {
 	hc1=$(meminfo HardwareCorrupted)
 	flags=$(kpageflags "$pfn")
 	total1=$(hp_total "$size")
-	lost_kb=$(hugepage_lost_kb "$pfn" "$size")
+	lost_kb=$(hugepages_lost_kb "$size" $pfns)
+	# Every poisoned pfn HWPoison and not buddy ("HB" each: 10).
+	local pfn_states= f
+	for p in $pfns; do
+		f=$(kpageflags "$p")
+		pfn_states+="$((f >> 19 & 1))$((f >> 10 & 1)) "
+	done
 	dmesg | tail -n +$((dmesg0 + 1)) >"$d/host-dmesg"
 	say "QEMU quit: the hugepage is dissolved, the host lost $lost_kb KiB (pfn $pfn HWPoison), HardwareCorrupted +$((hc1 - hc0)) kB"
 	local ar_exact ar_touch guest_kb spte spte_bad
 	spte=$(spte_over "$target" "$d/spte-trace")
+	# The poisoned gfns' count, summed over all of them.
+	local sp n_poisoned=0
+	for t in $targets; do
+		sp=$(spte_over "$t" "$d/spte-trace")
+		n_poisoned=$((n_poisoned + ${sp%%,*}))
+	done
+	spte="$n_poisoned,${spte#*,}"
 	spte_bad=$(spte_off "$target" "$pfn" "$hp_kb" "$d/spte-trace")
 	ar_exact=$(grep -c "GUEST addr $target of type BUS_MCEERR_AR injected" "$d/qemu.out")
 	# The touches' share: a vCPU that read the page before QEMU handled
@@ -579,7 +655,8 @@ scenario() {
 			"${reset_at:+ guest_reset_rip=$reset_at guest_text=0x$(sed -n 's/^MEMCHECK kernel \([0-9a-f]*\) T _text.*/\1/p' "$serial" | head -n1)}"
 		printf ' spte_after=%s spte_poisoned=%s spte_off=%s' "${spte##*,}" "${spte%%,*}" "$spte_bad"
 		[ -z "$instr" ] || printf ' %ss=%s' "$instr" "${instr_n:-0}"
-		[ "${VMM_PASSES:-2}" = 2 ] || printf ' passes_after=%s' "$VMM_PASSES"
+		[ "$passes" = 2 ] || printf ' passes_after=%s' "$passes"
+		[ -z "$multi" ] || printf ' errors=%s unreported=%s' "$nerr" "$(wc -w <<<"$unreported")"
 		[ -z "$touch" ] || printf ' touched=%s touch_tries=%s touch_mces=%s touch_kinds=%s qemu_ar_exact=%s qemu_ar_touch=%s stage2_before=%s stage2_after=%s spte_over=%s' \
 			"${touched:-none}" "$TOUCH_TRIES" "$(mce_lines "$serial" after | grep -c "addr=$target ")" \
 			"$(mce_lines "$serial" after | kinds | tr ' ' _)" "$ar_exact" "$ar_touch" "${s2_before// /,}" "${s2_after// /,}" "$spte"
@@ -595,8 +672,13 @@ scenario() {
 		# Or two: the deferred error, then an action-required one where
 		# the checker read the page before the guest's kernel had handled
 		# the first (seen once in five 1 GiB runs); both at the same page.
-		check "$name: the guest got one machine-check record for the error, or a deferred then an action-required one ($mces)" \
-			test "$mces" = 1 -o "$mces:$(mce_lines "$serial" before | record_kinds | tr '\n' ' ')" = "2:deferred action-required "
+		if [ -z "$multi" ]; then
+			check "$name: the guest got one machine-check record for the error, or a deferred then an action-required one ($mces)" \
+				test "$mces" = 1 -o "$mces:$(mce_lines "$serial" before | record_kinds | tr '\n' ' ')" = "2:deferred action-required "
+		else
+			check "$name: multi: the guest got a machine-check record for each of the $nerr errors ($mces records; none for: ${unreported:-none})" \
+				test -z "$unreported"
+		fi
 		check "$name: at the poisoned 4 KiB page's guest physical address ($addrs)" test "$exact" = exact-4k
 		check "$name: no wrong word ($wrong)" test "$wrong" = 0
 		check "$name: the guest did not reset itself ($guest_resets vCPU resets${reset_at:+, the first at RIP $reset_at})" \
@@ -610,13 +692,14 @@ scenario() {
 		if [ "$succor" = yes ]; then
 			check "$name: the checker finished" test "$finished" = yes
 			check "$name: the guest is still running ($survived)" test "$survived" = yes
-			check "$name: the guest lost exactly the poisoned 4 KiB (HardwareCorrupted ${guest_kb:-?} kB, checker pages lost ${lost:-?})" \
-				test "${guest_kb:-}/${lost:-}" = 4/1
+			check "$name: the guest lost exactly the poisoned 4 KiB$([ "$nerr" = 1 ] || echo " pages ($nerr)") (HardwareCorrupted ${guest_kb:-?} kB, checker pages lost ${lost:-?})" \
+				test "${guest_kb:-}/${lost:-}" = "$((4 * nerr))/$nerr"
 		else
 			echo "# $name: the vCPU has no SUCCOR: checker finished $finished, guest survived $survived"
 		fi
-		check "$name: the host lost 4 KiB after QEMU exited ($lost_kb KiB)" test "$lost_kb" = 4
-		check "$name: pfn $pfn HWPoison and not buddy" test "$((flags >> 19 & 1))$((flags >> 10 & 1))" = 10
+		check "$name: the host lost $((4 * nerr)) KiB after QEMU exited ($lost_kb KiB)" test "$lost_kb" = $((4 * nerr))
+		check "$name: pfn ${pfns% } HWPoison and not buddy (${pfn_states% })" \
+			test "${pfn_states// /}" = "$(printf '10%.0s' $pfns)"
 		# Stock leaves the poisoned hugepage in the pool, in use for good.
 		check "$name: no hugepage held after QEMU exited (in use: $((total0 - free0)) before, $((total1 - $(hp_free "$size"))) after)" \
 			test "$((total1 - $(hp_free "$size")))" = "$((total0 - free0))"
