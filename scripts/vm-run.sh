@@ -140,13 +140,24 @@ vng_rc=$(cat "$out/vng-rc" 2>/dev/null || echo 1)
 set -e
 
 if [ ! -f "$out/rc" ]; then
-	echo "vm-run: the guest did not finish (vng exit $vng_rc; timeout ${VM_TIMEOUT}s)" >&2
+	echo "vm-run: the guest did not finish; what it left:" >&2
+	klog=
 	if [ -f "$out/dmesg" ]; then
-		tail -n 60 "$out/dmesg" >&2
+		klog=$out/dmesg
+		tail -n 60 "$klog" >&2
 	elif [ -s "$out/console" ]; then
-		echo "vm-run: the guest's console (warnings and worse), last 80 lines; all of it in $out/console:" >&2
-		tail -n 80 "$out/console" >&2
+		klog=$out/console
+		echo "vm-run: the guest's console (warnings and worse), last 40 lines; all of it in $out/console:" >&2
+		tail -n 40 "$klog" >&2
 	fi
+	# The last lines may start in the middle of a report: its head, last,
+	# where a reader of this output's end sees it.
+	[ -z "$klog" ] || "$MFR_ROOT/scripts/check-kernel-log.sh" "$klog" || true
+	[ ! -s "$out/qemu.log" ] || {
+		echo "vm-run: QEMU's reset log ($out/qemu.log), its last lines without register dumps:" >&2
+		grep -vE '^[A-Z][A-Za-z0-9]* *=' "$out/qemu.log" | tail -n 10 >&2
+	}
+	echo "vm-run: the guest did not finish (vng exit $vng_rc after $((SECONDS - t_start)) s of ${VM_TIMEOUT}s)" >&2
 	# With -d cpu_reset QEMU logs a triple fault, which -no-reboot turns
 	# into an exit with nothing on the guest's console.
 	if grep -q "Triple fault" "$out/qemu.log" 2>/dev/null; then
