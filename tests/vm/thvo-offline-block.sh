@@ -37,7 +37,32 @@ holder=$!
 check "a hugepage held in use" wait_file "$d/held"
 check "no free hugepage left" test "$(cat "$(hugepages_dir 2M)/free_hugepages")" = 0
 check "the hugepage in use is in block $block" test "$(hugepages_in_block "$block")" = 1
-check "offlining the block migrates it" sh -c "echo offline >$mem/memory$block/state"
+# Stock 6.12 can refuse this offline after the migration succeeded: the
+# migrated-from hugepage is freed by a worker when its vmemmap is
+# optimized (update_and_free_hugetlb_folio() defers it), and until that
+# worker runs it is a HugeTLB folio with refcount 0 that
+# dissolve_free_hugetlb_folio() turns down (-EBUSY) when the pool has no
+# free page, before it would wait for the free.  Under load the worker
+# runs late (seen once in a loaded CI run); with the offline at SCHED_FIFO
+# it runs after it every time.  That refusal alone, told apart by its
+# state (the hugepage in use already out of the block, no free one), is
+# retried once, a second later, and said; any other failure fails.
+offline_migrates() {
+	local err
+	if err=$(sh -c "echo offline >$mem/memory$block/state" 2>&1); then
+		return 0
+	fi
+	if [ "$(hugepages_in_block "$block")" = 0 ] &&
+		[ "$(cat "$(hugepages_dir 2M)/free_hugepages")" = 0 ]; then
+		echo "# offline refused after the migration ($err): the migrated-from hugepage's deferred free (stock); once more"
+		sleep 1
+		sh -c "echo offline >$mem/memory$block/state"
+		return
+	fi
+	echo "# offline refused: $err"
+	return 1
+}
+check "offlining the block migrates it" offline_migrates
 touch "$d/go"
 wait "$holder"
 check "the holder ran its steps" test $? = 0
