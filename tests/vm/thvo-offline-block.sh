@@ -15,6 +15,7 @@ mem=/sys/devices/system/memory
 check "HVO is on in this boot" test "$(cat /proc/sys/vm/hugetlb_optimize_vmemmap)" = 1
 pool0=$(cat "$pool")
 d=$(mktemp -d)
+offline_block() { sh -c "echo offline >$mem/memory$block/state"; }
 
 # Free hugepages in the block: the block's first tenants (movable-block).
 block=$(./movable-block)
@@ -25,7 +26,7 @@ echo $((p + 4)) >"$pool"
 m1=$(memmap_pages)
 check "4 free hugepages in block $block" test "$(free_in_block "$block")" = 4
 check "their vmemmap optimized (memmap pages $m0 -> $m1)" test $((m0 - m1)) -ge 20
-check "offlining the block dissolves them" sh -c "echo offline >$mem/memory$block/state"
+check "offlining the block dissolves them" offline_block
 check "the pool lost them" test "$(cat "$pool")" = "$p"
 echo online_movable >"$mem/memory$block/state"
 
@@ -49,14 +50,14 @@ check "the hugepage in use is in block $block" test "$(hugepages_in_block "$bloc
 # retried once, a second later, and said; any other failure fails.
 offline_migrates() {
 	local err
-	if err=$(sh -c "echo offline >$mem/memory$block/state" 2>&1); then
+	if err=$(offline_block 2>&1); then
 		return 0
 	fi
 	if [ "$(hugepages_in_block "$block")" = 0 ] &&
 		[ "$(cat "$(hugepages_dir 2M)/free_hugepages")" = 0 ]; then
 		echo "# offline refused after the migration ($err): the migrated-from hugepage's deferred free (stock); once more"
 		sleep 1
-		sh -c "echo offline >$mem/memory$block/state"
+		offline_block
 		return
 	fi
 	echo "# offline refused: $err"
