@@ -115,7 +115,7 @@ fi
 # (tests/kmod/mfr_copyin_loop.ko): each one in a copy is fixed up (the copy
 # fails) and none counts towards the limits that turn consecutive machine
 # checks into a panic.  The second is at another page, which without the
-# series' patch 0021 panics at once ("Consecutive machine checks to
+# series' patch 0022 panics at once ("Consecutive machine checks to
 # different user pages"); more than ten at one page panics the same way,
 # but each injection risks landing outside the copy (a fatal machine
 # check of its own), so two it is.

@@ -118,7 +118,7 @@ kept_helper() {
 	check "pool counters agree after release" pool_consistent
 }
 
-# kselftest_hugetlb_mfr VARIANT...: the series' selftest (patch 0023) with
+# kselftest_hugetlb_mfr VARIANT...: the series' selftest (patch 0024) with
 # mfr.ko, where each VARIANT named must have run, not skipped; then without
 # mfr.ko, where it must skip (exit 4, KSFT_SKIP).
 kselftest_hugetlb_mfr() {
