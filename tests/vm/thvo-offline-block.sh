@@ -17,7 +17,8 @@ mem=/sys/devices/system/memory
 check "HVO is on in this boot" test "$(cat /proc/sys/vm/hugetlb_optimize_vmemmap)" = 1
 pool0=$(cat "$pool")
 d=$(mktemp -d)
-offline_block() { sh -c "echo offline >$mem/memory$block/state"; }
+# offline_block [CMD...]: offline the block, through CMD (chrt) if given.
+offline_block() { "$@" sh -c "echo offline >$mem/memory$block/state"; }
 
 # Free hugepages in the block: the block's first tenants (movable-block).
 block=$(./movable-block)
@@ -40,7 +41,7 @@ echo online_movable >"$mem/memory$block/state"
 # succeeded; patch 0006 waits for the worker.  The offline runs at
 # SCHED_FIFO, so the worker, queued on the offlining CPU, cannot run
 # before the dissolve unless the kernel waits for it: stock fails this
-# every time (2 boots of 2), a fix that does not wait does too.
+# every time (3 boots of 3), a fix that does not wait does too.
 echo $((p + 1)) >"$pool"
 $script mig 1 ready:"$d/held" wait:"$d/go" read:5 close >"$d/out" &
 holder=$!
@@ -49,7 +50,7 @@ check "no free hugepage left" test "$(cat "$(hugepages_dir 2M)/free_hugepages")"
 check "the hugepage in use is in block $block" test "$(hugepages_in_block "$block")" = 1
 offline_migrates() {
 	local err
-	err=$(chrt -f 50 sh -c "echo offline >$mem/memory$block/state" 2>&1) && return 0
+	err=$(offline_block chrt -f 50 2>&1) && return 0
 	echo "# offline refused ($err): hugepages in use in block $block: $(hugepages_in_block "$block"), free: $(cat "$(hugepages_dir 2M)/free_hugepages")"
 	return 1
 }
