@@ -9,10 +9,12 @@
 # checker: hwpoison-inject's corrupt-pfn, or a deferred error from this
 # emulator's own monitor (the host's real machine-check path), served by
 # tests/vmm/outer-monitor.sh.  Prints one line per check, the result
-# lines, and "N passed, N failed"; rewrites bench/RESULTS.md's P6 from
-# bench/vmm-results.txt.
+# lines, and "N passed, N failed"; adds the result lines to
+# bench/vmm-results.txt (tests/vmm/merge.py) and rewrites bench/RESULTS.md's
+# P6 from it.
 #
 #   VMM_SCENARIOS="keep-2m-mce*5 keep-1g-cpfn/d12/7.2" VMM_RUNS=1 (guest.sh)
+#   VMM_REPLACE=1   the batch replaces its scenarios' lines of this kernel too
 set -uo pipefail
 . "$(dirname "$0")/../../scripts/lib.sh"
 cd "$MFR_ROOT"
@@ -21,6 +23,10 @@ cd "$MFR_ROOT"
 # QEMU 10; then the guest reading the poisoned page, and a reset.
 scenarios=${VMM_SCENARIOS:-stock-2m-cpfn keep-2m-cpfn stock-2m-mce keep-2m-mce keep-2m-mce-touch keep-2m-cpfn-reset}
 runs=${VMM_RUNS:-1}
+# The kernel the result lines are of: the series and config this
+# checkout builds, or not known when KDIR is given.
+kernel=
+[ -n "${KDIR:-}" ] || kernel=$(kernel_key)
 KDIR=${KDIR:-$(scripts/build-kernel.sh)} || exit 1
 dir=$MFR_ROOT/build/vmm
 mkdir -p "$dir"
@@ -88,15 +94,15 @@ if [ "$rc" != 0 ] && [ "$failed" = 0 ]; then
 fi
 echo "# $((SECONDS - start)) s"
 # The side-by-side table: bench/RESULTS.md's last part, from the result
-# lines (kept next to it, as make bench keeps its own).  A run of some
-# scenarios replaces all the lines of those scenarios and keeps the rest.
+# lines (kept next to it, as make bench keeps its own).  A batch adds its
+# runs to those of its scenarios made with the same kernel and replaces
+# those of another kernel (VMM_REPLACE=1: replaces them all); the other
+# scenarios stay.
 if grep -q '^result ' "$dir/results" 2>/dev/null; then
 	touch bench/vmm-results.txt
-	awk 'NR == FNR { if ($1 == "result") { fresh[$2] = 1; lines[++n] = $0 } next }
-		!($1 == "result" && ($2 in fresh)) { print }
-		END { for (i = 1; i <= n; i++) print lines[i] }' "$dir/results" bench/vmm-results.txt \
-		>"$dir/results.merged" && mv "$dir/results.merged" bench/vmm-results.txt
-	"$PYTHON" tests/vmm/table.py bench/vmm-results.txt --update bench/RESULTS.md &&
+	"$PYTHON" tests/vmm/merge.py "$dir/results" bench/vmm-results.txt "$kernel" \
+		${VMM_REPLACE:+--replace} &&
+		"$PYTHON" tests/vmm/table.py bench/vmm-results.txt --update bench/RESULTS.md &&
 		echo "# wrote bench/RESULTS.md (P6) and bench/vmm-results.txt"
 fi
 echo "$passed passed, $failed failed"
