@@ -57,7 +57,7 @@ printf 'result keep-2m-mce/d13/10 run=7 survived=yes\n' >"$tmp/fresh"
 "$PYTHON" "$merge" "$tmp/fresh" "$tmp/committed" aaaa --replace >/dev/null
 [ "$(grep -c '^result keep-2m-mce/d13/10 ' "$tmp/committed")" = 1 ] &&
 	[ "$(runs keep-2m-mce/d13/10 aaaa)" = "1 " ] || fail "--replace kept older runs"
-# A kernel not known (KDIR given by hand) replaces too, and says so.
+# A kernel not known (KDIR given by hand) replaces too, tagged "unknown".
 "$PYTHON" "$merge" "$tmp/fresh" "$tmp/committed" "" >/dev/null
 "$PYTHON" "$merge" "$tmp/fresh" "$tmp/committed" "" >/dev/null
 [ "$(runs keep-2m-mce/d13/10 unknown)" = "1 " ] || fail "unknown kernels added up"
