@@ -32,7 +32,7 @@ server=$!
 trap 'kill "$server" 2>/dev/null' EXIT
 say "booting the patched kernel under TCG (-cpu max: AMD, SVM, nested paging), about a minute"
 set +e
-KDIR=$KDIR VM_MEM=3G VM_CPUS=2 VM_APPEND="hugepages=300" \
+KDIR=$KDIR VM_MEM=3G VM_CPUS=2 VM_APPEND="hugepages=300 highres=off" \
 	VM_QEMU_OPTS="-cpu max -monitor unix:$mon,server=on,wait=off" VM_TIMEOUT=1800 \
 	scripts/vm-run.sh "VMM_DEMO=1 VMM_DIR=$MFR_ROOT/$dir VMM_SCENARIOS=keep-2m-mce/d13/10 $MFR_ROOT/tests/vmm/guest.sh" \
 	>"$dir/log" 2>&1 &

@@ -244,6 +244,14 @@ modprobe kvm_amd
 check "kvm_amd loaded" test -d /sys/module/kvm_amd
 check "kvm_amd uses nested paging" grep -qx Y /sys/module/kvm_amd/parameters/npt
 check "/dev/kvm" test -c /dev/kvm
+# Booted with highres=off (tests/run, tests/vmm/run.sh): every CPU's tick
+# on its LAPIC timer in periodic mode, which TCG does not lose when idle.
+case $(cat /proc/cmdline) in
+*highres=off*)
+	check "each CPU's tick: the LAPIC timer, periodic" test \
+		"$(grep -c 'event_handler:  tick_handle_periodic' /proc/timer_list)" = "$(nproc)"
+	;;
+esac
 # Whether a guest can be offered MCA recovery (MCG_SER_P) at all.
 echo "# KVM_X86_GET_MCE_CAP_SUPPORTED: $("$MFR_ROOT/build/vmm/tools/kvm-mce-cap")"
 modprobe hwpoison_inject
